@@ -1,0 +1,693 @@
+"""The rules engine: a match of Game, Flip, Flop as one mutable state.
+
+``MatchState(config, seed)`` deals the first hand; the driver then loops::
+
+    while not state.is_over:
+        state.apply(choose(state.legal_actions()))
+
+Randomness enters only through the deals: hand ``h`` is dealt from a deck shuffled by a RNG
+seeded with ``(seed, h)`` (and the first dealer from ``seed``), so the same config, seed and
+actions give the same match, and a deck can be replayed with the seats permuted. Everything
+else is a pure function of the actions applied. Rule ids refer to ``docs/rules.md``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from flipflop._actions import (
+    _DISCARDS,
+    _START_KINDS,
+    DRAW_DISCARD,
+    DRAW_STOCK,
+    DROP,
+    Action,
+    ActionKind,
+    Event,
+    Phase,
+)
+from flipflop._cards import DECK, SUIT_MASK, Card, cards_of, hand_total
+from flipflop._errors import ConfigError, IllegalActionError, MalformedActionError
+from flipflop._observation import Observation, Pot, Pots, Show, Spread
+from flipflop._results import HandResult, MatchResult, Payment, Termination
+from flipflop._spreads import SpreadKind, layoff_mask, spread_kind, spreads_in
+
+__all__ = ["MatchConfig", "MatchState", "deck_for"]
+
+_GAME, _FLIP, _FLOP = 0, 1, 2
+_POTS = (Pot.GAME, Pot.FLIP, Pot.FLOP)
+_HAND_SIZE = 5
+
+
+@dataclass(frozen=True, slots=True)
+class MatchConfig:
+    """The rules parameters of a match (R-PLAYERS, R-STAKE, R-END, R-TURN-CAP).
+
+    The defaults (stake 10, bankroll 100, i.e. ten stakes) were chosen by measurement so that
+    almost every match ends by survival rather than by the hand cap: see ``docs/engine.md``.
+
+    Attributes:
+        seats: players at the table, 3 to 5.
+        stake: ``S``, the ante per pot and the size of an extra stake (chips, > 0).
+        bankroll: every player's starting chips (at least ``S``).
+        hand_cap: the match ends after this many hands if it has not ended before (None: never).
+        turn_cap: a hand's play ends after this many turns (R-TURN-CAP).
+    """
+
+    seats: int = 4
+    stake: int = 10
+    bankroll: int = 100
+    hand_cap: int | None = 500
+    turn_cap: int = 200
+
+    def __post_init__(self) -> None:
+        for name in ("seats", "stake", "bankroll", "turn_cap"):
+            if type(getattr(self, name)) is not int:
+                raise ConfigError(f"{name} must be an integer, got {getattr(self, name)!r}")
+        if not 3 <= self.seats <= 5:
+            raise ConfigError(f"seats must be 3 to 5 (R-PLAYERS), got {self.seats}")
+        if self.stake < 1:
+            raise ConfigError(f"stake must be at least 1 chip, got {self.stake}")
+        if self.bankroll < self.stake:
+            raise ConfigError(
+                f"bankroll {self.bankroll} is below the stake {self.stake}: nobody could ante"
+            )
+        if self.hand_cap is not None and (type(self.hand_cap) is not int or self.hand_cap < 1):
+            raise ConfigError(f"hand_cap must be a positive integer or None, got {self.hand_cap!r}")
+        if self.turn_cap < 1:
+            raise ConfigError(f"turn_cap must be at least 1, got {self.turn_cap}")
+
+    def to_dict(self) -> dict[str, int | None]:
+        """A JSON-ready dict (used by replays)."""
+        return asdict(self)
+
+
+def deck_for(seed: int | str, hand_number: int) -> list[int]:
+    """The shuffled deck (card indices, top first) for one hand of a match (R-DEAL).
+
+    Seeding ``random.Random`` with a string hashes it with SHA-512, which is stable across
+    platforms and Python versions, as is ``shuffle``.
+    """
+    deck = list(range(52))
+    random.Random(f"flipflop:{seed}:hand:{hand_number}").shuffle(deck)
+    return deck
+
+
+def _first_dealer(seed: int | str, seats: int) -> int:
+    """R-DEALER: the first dealer, drawn from the match seed."""
+    return random.Random(f"flipflop:{seed}:dealer").randrange(seats)
+
+
+_MELD_CACHE: dict[int, Action] = {}
+_LAYOFF_CACHE: dict[tuple[int, int], Action] = {}
+
+
+def _meld_action(mask: int) -> Action:
+    a = _MELD_CACHE.get(mask)
+    if a is None:
+        a = _MELD_CACHE[mask] = Action(ActionKind.MELD, cards_of(mask))
+    return a
+
+
+def _layoff_action(card: int, target: int) -> Action:
+    key = (card, target)
+    a = _LAYOFF_CACHE.get(key)
+    if a is None:
+        a = _LAYOFF_CACHE[key] = Action(ActionKind.LAY_OFF, (DECK[card],), target)
+    return a
+
+
+def _lowest_in_suit(mask: int, suit: int) -> int:
+    """The lowest card index of ``suit`` in ``mask``, or -1."""
+    sm = (mask >> (13 * suit)) & SUIT_MASK
+    return (sm & -sm).bit_length() - 1 + 13 * suit if sm else -1
+
+
+class MatchState:
+    """The one mutable thing: a whole match, hand after hand, changed only by :meth:`apply`.
+
+    Public read-only attributes (treat them as such): ``config``, ``seed``, ``hand_number``,
+    ``dealer``, ``to_act``, ``phase``, ``bankrolls``, ``active``, ``results`` (one
+    :class:`HandResult` per finished hand), ``log`` (every applied action as
+    ``(hand_number, seat, action)``) and ``result`` (the :class:`MatchResult`, once over).
+    """
+
+    def __init__(
+        self,
+        config: MatchConfig,
+        seed: int | str,
+        *,
+        decks: Sequence[Sequence[int]] = (),
+        dealer: int | None = None,
+        bankrolls: Sequence[int] | None = None,
+    ) -> None:
+        """Start a match and deal its first hand.
+
+        Args:
+            config: the rules parameters.
+            seed: the match seed; every deal and the first dealer come from it.
+            decks: scripted deals for tests and tutorials: hand ``h`` uses ``decks[h - 1]``
+                (52 card indices, top first) when given, the seeded deck otherwise.
+            dealer: the first dealer, instead of the seeded one.
+            bankrolls: starting chips per seat, instead of ``config.bankroll`` for all.
+        """
+        if not isinstance(config, MatchConfig):
+            raise ConfigError(f"expected a MatchConfig, got {type(config).__name__}")
+        n = config.seats
+        self.config = config
+        self.seed = seed
+        for deck in decks:
+            if sorted(deck) != list(range(52)):
+                raise ConfigError("a scripted deck must hold each of the 52 cards once")
+        self.decks = [list(d) for d in decks]
+        if bankrolls is not None and (
+            len(bankrolls) != n or any(type(b) is not int or b < 0 for b in bankrolls)
+        ):
+            raise ConfigError(f"bankrolls must be {n} non-negative integers")
+        self.bankrolls = [config.bankroll] * n if bankrolls is None else list(bankrolls)
+        self.active = [True] * n
+        self.eliminated_in: list[int | None] = [None] * n
+        self.pots = [0, 0, 0]
+        self.hand_number = 0
+        self.results: list[HandResult] = []
+        self.log: list[tuple[int, int, Action]] = []
+        self.result: MatchResult | None = None
+        if dealer is not None and not 0 <= dealer < n:
+            raise ConfigError(f"dealer must be a seat 0..{n - 1}")
+        self.dealer = _first_dealer(seed, n) if dealer is None else dealer  # R-DEALER
+        self._start_hand()
+
+    # ------------------------------------------------------------------ the deal
+
+    def _next_active(self, seat: int) -> int:
+        n = self.config.seats
+        for k in range(1, n + 1):
+            s = (seat + k) % n
+            if self.active[s]:
+                return s
+        return seat
+
+    def _order_from_left(self) -> list[int]:
+        """Active seats clockwise from the dealer's left; the dealer is last."""
+        n = self.config.seats
+        return [(self.dealer + k) % n for k in range(1, n + 1) if self.active[(self.dealer + k) % n]]
+
+    def _start_hand(self) -> None:
+        cfg = self.config
+        n, stake = cfg.seats, cfg.stake
+        self.hand_number += 1
+        self.payments: list[Payment] = []
+        self.bankrolls_before = tuple(self.bankrolls)
+        self.elig = [[False] * n, [False] * n, [False] * n]
+        self.all_in = [False] * n
+        eliminated: list[int] = []
+        # R-ANTE: tier by bankroll; keep one stake in reserve for extra payments.
+        for s in range(n):
+            if not self.active[s]:
+                continue
+            b = self.bankrolls[s]
+            if b < stake:  # cannot ante: out before the deal
+                self.active[s] = False
+                self.eliminated_in[s] = self.hand_number
+                eliminated.append(s)
+                continue
+            pots = 3 if b >= 4 * stake else 2 if b >= 3 * stake else 1
+            self.all_in[s] = pots == 1
+            for p in range(pots):
+                self.bankrolls[s] -= stake
+                self.pots[p] += stake
+                self.elig[p][s] = True
+                self.payments.append(Payment(s, _POTS[p], stake, "ante"))
+        if sum(self.active) < 2:
+            self._finish_match(by_cap=False)
+            return
+        if not self.active[self.dealer]:
+            self.dealer = self._next_active(self.dealer)
+        # R-DEAL: one card at a time clockwise from the dealer's left; the dealer's last card
+        # (the last card dealt) is the flip card.
+        h = self.hand_number
+        deck = self.decks[h - 1] if h <= len(self.decks) else deck_for(self.seed, h)
+        order = self._order_from_left()
+        k = len(order)
+        hands = [0] * n
+        for i in range(_HAND_SIZE * k):
+            hands[order[i % k]] |= 1 << deck[i]
+        self.hands = hands
+        self.dealt = list(hands)
+        self.flip_card = deck[_HAND_SIZE * k - 1]
+        self.flip_suit = self.flip_card // 13
+        self.flop_suit = 3 - self.flip_suit  # R-FLIP: the other suit of the same colour
+        self.stock = deck[_HAND_SIZE * k :][::-1]  # pop() takes the top
+        self.discard: list[int] = []
+        self.spread_masks: list[int] = []
+        self.spread_kinds: list[SpreadKind] = []
+        self.spread_owner: list[int] = []
+        self.spread_layoff: list[int] = []
+        self._spread_views: list[Spread] = []
+        self.known = [0] * n
+        self.known[self.dealer] = 1 << self.flip_card
+        self.shows: list[Show] = []
+        self.shown = [False] * n
+        # R-SHOW-ELIGIBLE: the flip card counts as shown only if the dealer can win the flip.
+        self.best = [-1, self.flip_card if self.elig[_FLIP][self.dealer] else -1, -1]
+        self.events: list[Event] = []
+        self.melds3 = [0] * n
+        self.melds_other = [0] * n
+        self.layoffs = [0] * n
+        self.turns = 0
+        self.drawn = -1
+        self.last_stock = False
+        self.phase = Phase.START
+        self.to_act = order[0]
+        self._pending_eliminated = eliminated
+        # R-FIFTY-CHECK: 49 or 50 wins at once; declaring is automatic.
+        fifty = [s for s in order if hand_total(hands[s]) >= 49]
+        if fifty:
+            self._end_play(Termination.FIFTY, None, fifty)
+            return
+        self._show(self.to_act)
+
+    def _show(self, seat: int) -> None:
+        """R-SHOW: just before a seat's first turn, it shows a flip/flop card that beats the
+        lowest shown so far (only for pots it is eligible for, R-SHOW-ELIGIBLE)."""
+        self.shown[seat] = True
+        dealt = self.dealt[seat]
+        for p, suit in ((_FLIP, self.flip_suit), (_FLOP, self.flop_suit)):
+            if not self.elig[p][seat]:
+                continue
+            low = _lowest_in_suit(dealt, suit)
+            if low >= 0 and (self.best[p] < 0 or low < self.best[p]):
+                self.best[p] = low
+                self.known[seat] |= 1 << low
+                self.shows.append(Show(seat, DECK[low], _POTS[p]))
+
+    # ------------------------------------------------------------------ decisions
+
+    @property
+    def is_over(self) -> bool:
+        """True once the match has a result."""
+        return self.result is not None
+
+    def legal_actions(self) -> list[Action]:
+        """Every action the seat to act may take now."""
+        if self.result is not None:
+            return []
+        if self.phase is Phase.START:
+            # R-DROP, R-DRAW (the first turn finds the discard pile empty)
+            return [DROP, DRAW_STOCK, DRAW_DISCARD] if self.discard else [DROP, DRAW_STOCK]
+        hand = self.hands[self.to_act]
+        keep = ~(1 << self.drawn) if self.drawn >= 0 else -1
+        out: list[Action] = []
+        # R-MELD + R-NO-STRAND: never leave only the card just taken from the discard pile.
+        for m in spreads_in(hand):
+            rest = hand & ~m
+            if rest == 0 or rest & keep:
+                out.append(_meld_action(m))
+        for t, lm in enumerate(self.spread_layoff):
+            fits = lm & hand
+            while fits:
+                bit = fits & -fits
+                fits ^= bit
+                rest = hand & ~bit
+                if rest == 0 or rest & keep:
+                    out.append(_layoff_action(bit.bit_length() - 1, t))
+        d = hand & keep  # R-DRAW ruling: no rediscarding the card drawn from the discard pile
+        while d:
+            bit = d & -d
+            d ^= bit
+            out.append(_DISCARDS[bit.bit_length() - 1])
+        return out
+
+    def apply(self, action: Action) -> None:
+        """Apply one action of the seat to act; raise ActionError (state unchanged) if refused."""
+        if not isinstance(action, Action):
+            raise MalformedActionError(f"expected an Action, got {type(action).__name__}")
+        if self.result is not None:
+            raise IllegalActionError("the match is over")
+        seat = self.to_act
+        kind = action.kind
+        if self.phase is Phase.START:
+            if kind not in _START_KINDS:
+                raise IllegalActionError(
+                    f"seat {seat} must drop or draw before {kind.value} (R-DRAW)"
+                )
+            if kind is ActionKind.DRAW_DISCARD and not self.discard:
+                raise IllegalActionError("the discard pile is empty (R-DRAW)")
+            self.log.append((self.hand_number, seat, action))
+            if kind is ActionKind.DROP:
+                self.events.append(Event(seat, action))
+                self._end_play(Termination.DROP, seat, None)
+            elif kind is ActionKind.DRAW_STOCK:
+                card = self.stock.pop()
+                self.hands[seat] |= 1 << card
+                self.events.append(Event(seat, action))
+                self.last_stock = not self.stock  # R-END-STOCK: this turn is the last
+                self.phase = Phase.PLAY
+            else:
+                card = self.discard.pop()
+                self.hands[seat] |= 1 << card
+                self.known[seat] |= 1 << card  # a discard draw shows the card
+                self.drawn = card
+                self.events.append(Event(seat, action, DECK[card]))
+                self.phase = Phase.PLAY
+            return
+        if kind in _START_KINDS:
+            raise IllegalActionError(f"seat {seat} has already drawn this turn")
+        hand = self.hands[seat]
+        m = action.mask
+        if kind is ActionKind.DISCARD:
+            if m.bit_count() != 1:
+                raise MalformedActionError("a discard names exactly one card")
+            if not hand & m:
+                raise IllegalActionError(f"{action.cards[0]} is not in seat {seat}'s hand")
+            if self.drawn >= 0 and m == 1 << self.drawn:
+                raise IllegalActionError(
+                    f"{action.cards[0]} was taken from the discard pile this turn (R-DRAW)"
+                )
+            card = m.bit_length() - 1
+            self.log.append((self.hand_number, seat, action))
+            self.events.append(Event(seat, action))
+            hand ^= m
+            self.hands[seat] = hand
+            self.known[seat] &= ~m
+            self.discard.append(card)
+            self.turns += 1
+            if hand == 0:
+                self._end_play(Termination.OUT, seat, None)  # R-END-OUT (no tunk: discarded)
+            elif self.last_stock:
+                self._end_play(Termination.STOCK, seat, None)  # R-END-STOCK
+            elif self.turns >= self.config.turn_cap:
+                self._end_play(Termination.TURN_CAP, seat, None)  # R-TURN-CAP
+            else:
+                self._next_turn()
+            return
+        if kind is ActionKind.MELD:
+            if spread_kind(m) is None:
+                raise MalformedActionError(
+                    f"{' '.join(map(str, action.cards))} is not a run or a set (R-RUN, R-SET)"
+                )
+            if hand & m != m:
+                raise IllegalActionError(f"seat {seat} does not hold all of {action}")
+        elif kind is ActionKind.LAY_OFF:
+            if m.bit_count() != 1:
+                raise MalformedActionError("a lay-off names exactly one card")
+            t = action.target
+            if not 0 <= t < len(self.spread_masks):
+                raise IllegalActionError(f"there is no spread {t} on the table")
+            if not hand & m:
+                raise IllegalActionError(f"{action.cards[0]} is not in seat {seat}'s hand")
+            if not self.spread_layoff[t] & m:
+                raise IllegalActionError(
+                    f"{action.cards[0]} does not fit spread {t} ({self._spread_views[t]}) (R-LAYOFF)"
+                )
+        else:  # pragma: no cover - ActionKind is closed
+            raise MalformedActionError(f"unknown action kind {kind!r}")
+        rest = hand & ~m
+        if rest and not rest & ~(1 << self.drawn if self.drawn >= 0 else 0):
+            raise IllegalActionError(
+                f"{action} would leave only {DECK[self.drawn]}, which was taken from the discard "
+                "pile and cannot be discarded (R-NO-STRAND)"
+            )
+        self.log.append((self.hand_number, seat, action))
+        self.events.append(Event(seat, action))
+        self.hands[seat] = rest
+        self.known[seat] &= rest
+        if kind is ActionKind.MELD:
+            sk = spread_kind(m)
+            assert sk is not None
+            self.spread_masks.append(m)
+            self.spread_kinds.append(sk)
+            self.spread_owner.append(seat)
+            self.spread_layoff.append(layoff_mask(m, sk))
+            self._spread_views.append(Spread(seat, sk, action.cards))
+            if m.bit_count() == 3:
+                self.melds3[seat] += 1
+            else:
+                self.melds_other[seat] += 1
+        else:
+            t = action.target
+            sm = self.spread_masks[t] | m
+            self.spread_masks[t] = sm
+            self.spread_layoff[t] = layoff_mask(sm, self.spread_kinds[t])
+            self._spread_views[t] = Spread(self.spread_owner[t], self.spread_kinds[t], cards_of(sm))
+            self.layoffs[seat] += 1
+        if rest == 0:
+            # R-END-TUNK: exactly two spreads of three of one's own this hand, no lay-off ever,
+            # and out without a discard (we are here because the hand emptied by meld/lay-off).
+            tunk = (
+                kind is ActionKind.MELD
+                and self.melds3[seat] == 2
+                and self.melds_other[seat] == 0
+                and self.layoffs[seat] == 0
+            )
+            self.turns += 1
+            self._end_play(Termination.TUNK if tunk else Termination.OUT, seat, None)
+
+    def _next_turn(self) -> None:
+        self.to_act = self._next_active(self.to_act)
+        self.phase = Phase.START
+        self.drawn = -1
+        if not self.shown[self.to_act]:
+            self._show(self.to_act)
+
+    # ------------------------------------------------------------------ settlement
+
+    def _pay(self, seat: int, pot: int, amount: int, reason: str) -> None:
+        """Move chips seat → pot (amount > 0) or pot → seat (amount < 0)."""
+        if amount == 0:
+            return
+        self.bankrolls[seat] -= amount
+        self.pots[pot] += amount
+        self.payments.append(Payment(seat, _POTS[pot], amount, reason))
+
+    def _extra(self, seat: int, pot: int) -> None:
+        """R-EXTRA: one more stake, capped at what the payer has."""
+        self._pay(seat, pot, min(self.config.stake, self.bankrolls[seat]), "extra")
+
+    def _split(self, pot: int, winners: list[int], amount: int | None = None) -> dict[int, int]:
+        """R-SPLIT: equal shares, odd chips one each in seat order from the dealer's left."""
+        total = self.pots[pot] if amount is None else amount
+        n = self.config.seats
+        ordered = sorted(winners, key=lambda s: (s - self.dealer - 1) % n)
+        share, odd = divmod(total, len(ordered))
+        got = {}
+        for i, s in enumerate(ordered):
+            amt = share + (1 if i < odd else 0)
+            self._pay(s, pot, -amt, "win")
+            got[s] = amt
+        return got
+
+    def _end_play(
+        self, termination: Termination, ender: int | None, fifty: list[int] | None
+    ) -> None:
+        cfg = self.config
+        n = cfg.seats
+        order = self._order_from_left()
+        # R-SHOW: seats whose first turn never came show now, in order from the dealer's left.
+        for s in order:
+            if not self.shown[s]:
+                self._show(s)
+        shown_hands: list[tuple[Card, ...] | None] = [None] * n
+        totals: list[int | None] = [None] * n
+        game_won: dict[int, int] = {}
+        if termination is Termination.FIFTY:
+            assert fifty is not None
+            # R-FIFTY-PAY: holders split the game pot; everyone without 50 pays the 50s.
+            fifties = [s for s in fifty if hand_total(self.hands[s]) == 50]
+            for s in fifty:
+                shown_hands[s] = cards_of(self.hands[s])
+                totals[s] = hand_total(self.hands[s])
+            game_won = self._split(_GAME, fifty)
+            if fifties:
+                before = self.pots[_GAME]
+                for s in order:
+                    if s not in fifties:
+                        self._extra(s, _GAME)
+                for s, amt in self._split(_GAME, fifties, self.pots[_GAME] - before).items():
+                    game_won[s] = game_won.get(s, 0) + amt
+        elif termination in (Termination.OUT, Termination.TUNK):
+            assert ender is not None
+            if termination is Termination.TUNK:  # R-END-TUNK: the others pay an extra stake
+                for s in order:
+                    if s != ender:
+                        self._extra(s, _GAME)
+            game_won = self._split(_GAME, [ender])  # R-END-OUT
+        else:
+            for s in order:
+                shown_hands[s] = cards_of(self.hands[s])
+                totals[s] = hand_total(self.hands[s])
+            if termination is Termination.DROP:
+                assert ender is not None
+                low_others = min(t for s, t in enumerate(totals) if t is not None and s != ender)
+                mine = totals[ender]
+                assert mine is not None
+                if mine < low_others:  # R-END-DROP: strictly lowest
+                    game_won = self._split(_GAME, [ender])
+                else:  # caught
+                    termination = Termination.CAUGHT
+                    self._extra(ender, _GAME)
+                    winners = [s for s in order if s != ender and totals[s] == low_others]
+                    game_won = self._split(_GAME, winners)
+            else:  # R-END-STOCK, R-TURN-CAP: lowest total wins, split on a tie
+                low = min(t for t in totals if t is not None)
+                game_won = self._split(_GAME, [s for s in order if totals[s] == low])
+        # R-FLIP, R-ELIGIBLE, R-CARRY: lowest dealt card of each suit among eligible seats.
+        winners_fp: list[int | None] = []
+        for p, suit in ((_FLIP, self.flip_suit), (_FLOP, self.flop_suit)):
+            best, who = 99, None
+            for s in order:
+                if self.elig[p][s]:
+                    low = _lowest_in_suit(self.dealt[s], suit)
+                    if 0 <= low < best:
+                        best, who = low, s
+            if who is not None:
+                self._split(p, [who])
+            winners_fp.append(who)
+        # R-ELIM: all-in without a share of the game pot, or below one stake.
+        eliminated = list(self._pending_eliminated)
+        for s in order:
+            if (self.all_in[s] and s not in game_won) or self.bankrolls[s] < cfg.stake:
+                self.active[s] = False
+                self.eliminated_in[s] = self.hand_number
+                eliminated.append(s)
+        self.results.append(
+            HandResult(
+                hand_number=self.hand_number,
+                dealer=self.dealer,
+                termination=termination,
+                ender=ender,
+                flip_card=DECK[self.flip_card],
+                payments=tuple(self.payments),
+                game_winners=tuple(sorted(game_won)),
+                flip_winner=winners_fp[0],
+                flop_winner=winners_fp[1],
+                shown_hands=tuple(shown_hands),
+                totals=tuple(totals),
+                eliminated=tuple(sorted(eliminated)),
+                bankrolls=tuple(self.bankrolls),
+                deltas=tuple(a - b for a, b in zip(self.bankrolls, self.bankrolls_before)),
+                carried=Pots(*self.pots),
+            )
+        )
+        # R-END: one player left, or the hand cap.
+        if sum(self.active) <= 1:
+            self._finish_match(by_cap=False)
+        elif cfg.hand_cap is not None and self.hand_number >= cfg.hand_cap:
+            self._finish_match(by_cap=True)
+        else:
+            self.dealer = self._next_active(self.dealer)  # R-DEALER: clockwise
+            self._start_hand()
+
+    def _finish_match(self, by_cap: bool) -> None:
+        """R-END placement, then R-CARRY's ruling for chips left in carried pots."""
+        n = self.config.seats
+        inf = 1 << 62
+
+        def key(s: int) -> tuple[int, int]:
+            e = self.eliminated_in[s]
+            return (inf if e is None else e, self.bankrolls[s])
+
+        keys = [key(s) for s in range(n)]
+        placements = tuple(1 + sum(k > keys[s] for k in keys) for s in range(n))
+        self.payments = []
+        survivors = [s for s in range(n) if self.active[s]]
+        receivers = survivors if by_cap else [s for s in range(n) if placements[s] == 1]
+        for p in (_GAME, _FLIP, _FLOP):
+            if self.pots[p]:
+                self._split(p, receivers)
+        self.phase = Phase.START
+        self.result = MatchResult(
+            placements=placements,
+            bankrolls=tuple(self.bankrolls),
+            eliminated_in=tuple(self.eliminated_in),
+            hands=len(self.results),
+            by_cap=by_cap,
+            carry_payments=tuple(
+                Payment(p.seat, p.pot, p.amount, "carry") for p in self.payments
+            ),
+        )
+
+    # ------------------------------------------------------------------ views
+
+    def observation(self, seat: int) -> Observation:
+        """What ``seat`` may know now (RULES.md, last section): its own hand plus public cards."""
+        n = self.config.seats
+        hands = self.hands
+        known = self.known
+        drawn = self.drawn if seat == self.to_act and self.drawn >= 0 else -1
+        return Observation(
+            seat=seat,
+            hand_number=self.hand_number,
+            dealer=self.dealer,
+            stake=self.config.stake,
+            to_act=self.to_act,
+            phase=self.phase,
+            turn=self.turns,
+            bankrolls=tuple(self.bankrolls),
+            active=tuple(self.active),
+            all_in=tuple(self.all_in),
+            pots=Pots(self.pots[0], self.pots[1], self.pots[2]),
+            flip_eligible=tuple(self.elig[_FLIP]),
+            flop_eligible=tuple(self.elig[_FLOP]),
+            flip_card=DECK[self.flip_card],
+            shows=tuple(self.shows),
+            hand=cards_of(hands[seat]),
+            hand_sizes=tuple(h.bit_count() for h in hands),
+            known=tuple(cards_of(known[s]) if known[s] else () for s in range(n)),
+            discard_pile=tuple(DECK[c] for c in self.discard),
+            stock_size=len(self.stock),
+            spreads=tuple(self._spread_views),
+            history=tuple(self.events),
+            drawn_from_discard=DECK[drawn] if drawn >= 0 else None,
+        )
+
+    def hand_of(self, seat: int) -> tuple[Card, ...]:
+        """A seat's current cards (the referee's view; bots get :meth:`observation`)."""
+        return cards_of(self.hands[seat])
+
+    def clone(self) -> MatchState:
+        """An independent copy (for search: simulate on the copy)."""
+        c = MatchState.__new__(MatchState)
+        d = self.__dict__
+        cd = c.__dict__
+        for k, v in d.items():
+            if isinstance(v, list):
+                cd[k] = [list(x) if isinstance(x, list) else x for x in v]
+            else:
+                cd[k] = v
+        return c
+
+    def shuffle_hidden(self, seat: int, rng: random.Random) -> MatchState:
+        """A copy in which every card ``seat`` cannot see — other seats' unshown cards and the
+        stock — is randomly relabelled. The copy gives ``seat`` the same observation and legal
+        actions (the leak test relies on it); its later hands are dealt as usual."""
+        c = self.clone()
+        public = 1 << c.flip_card
+        for s in range(c.config.seats):
+            public |= c.known[s]
+        for m in c.spread_masks:
+            public |= m
+        for d in c.discard:
+            public |= 1 << d
+        own = c.hands[seat]
+        hidden = [i for i in range(52) if not ((public | own) >> i) & 1]
+        perm = list(hidden)
+        rng.shuffle(perm)
+        mapping = list(range(52))
+        for a, b in zip(hidden, perm):
+            mapping[a] = b
+
+        def relabel(mask: int) -> int:
+            out = 0
+            while mask:
+                bit = mask & -mask
+                mask ^= bit
+                out |= 1 << mapping[bit.bit_length() - 1]
+            return out
+
+        c.hands = [h if s == seat else relabel(h) for s, h in enumerate(c.hands)]
+        c.dealt = [d if s == seat else relabel(d) for s, d in enumerate(c.dealt)]
+        c.stock = [mapping[x] for x in c.stock]
+        return c
