@@ -1,0 +1,30 @@
+# Developer shortcuts. Uses the tools in .venv when it exists (bash scripts/test.sh makes it),
+# otherwise whatever is on PATH.
+.DEFAULT_GOAL := help
+.PHONY: help proto lint typecheck test bench
+
+BIN := $(if $(wildcard .venv/bin/python),.venv/bin/,)
+PYTHON := $(if $(BIN),$(BIN)python,python3)
+
+help: ## List the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
+
+proto: ## Regenerate sdk/flipflop/_proto/ from proto/ (commit the result)
+	$(PYTHON) scripts/gen_protos.py
+
+lint: ## Check lint and formatting with ruff
+	$(BIN)ruff check
+	$(BIN)ruff format --check
+
+typecheck: ## Type-check with mypy --strict
+	$(BIN)mypy
+
+test: ## Run the test suite
+	$(PYTHON) -m pytest
+
+bench: ## Run every benchmarks/*.py
+	@for script in benchmarks/*.py; do \
+		[ -e "$$script" ] || continue; \
+		echo "== $$script"; \
+		$(PYTHON) "$$script" || exit 1; \
+	done
