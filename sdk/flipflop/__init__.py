@@ -9,6 +9,7 @@ forward model. Rule ids (``R-…``) refer to ``docs/rules.md``.
 """
 
 from flipflop._actions import DRAW_DISCARD, DRAW_STOCK, DROP, Action, ActionKind, Event, Phase
+from flipflop._bot import Bot, MatchInfo
 from flipflop._cards import DECK, Card, Rank, Suit, cards_of, hand_total, mask_of, parse_cards
 from flipflop._deals import stack_deck
 from flipflop._errors import (
@@ -19,8 +20,22 @@ from flipflop._errors import (
     MalformedActionError,
     ReplayError,
 )
+from flipflop._hand import best_melds, find_spreads, possible_layoffs
+from flipflop._harness import apply_turn, default_action, play_match
+from flipflop._manifest import BotManifest, ManifestError, load_bot, read_manifest
 from flipflop._match import MatchConfig, MatchState, deck_for
 from flipflop._observation import Observation, Pot, Pots, Show, Spread
+from flipflop._replay import (
+    REPLAY_FORMAT,
+    REPLAY_VERSION,
+    Replay,
+    ReplayWriter,
+    action_from_dict,
+    action_to_dict,
+    read_replay,
+    replay,
+    state_at,
+)
 from flipflop._results import HandResult, MatchResult, Payment, Termination
 from flipflop._spreads import SpreadKind
 
@@ -31,9 +46,13 @@ __all__ = [
     "DRAW_DISCARD",
     "DRAW_STOCK",
     "DROP",
+    "REPLAY_FORMAT",
+    "REPLAY_VERSION",
     "Action",
     "ActionError",
     "ActionKind",
+    "Bot",
+    "BotManifest",
     "Card",
     "ConfigError",
     "Event",
@@ -41,7 +60,9 @@ __all__ = [
     "HandResult",
     "IllegalActionError",
     "MalformedActionError",
+    "ManifestError",
     "MatchConfig",
+    "MatchInfo",
     "MatchResult",
     "MatchState",
     "Observation",
@@ -50,16 +71,32 @@ __all__ = [
     "Pot",
     "Pots",
     "Rank",
+    "Replay",
     "ReplayError",
+    "ReplayWriter",
     "Show",
     "Spread",
     "SpreadKind",
     "Suit",
+    "Termination",
     "__version__",
+    "action_from_dict",
+    "action_to_dict",
+    "apply_turn",
+    "best_melds",
     "cards_of",
     "deck_for",
+    "default_action",
+    "find_spreads",
     "hand_total",
+    "load_bot",
     "mask_of",
     "parse_cards",
+    "play_match",
+    "possible_layoffs",
+    "read_manifest",
+    "read_replay",
+    "replay",
     "stack_deck",
+    "state_at",
 ]

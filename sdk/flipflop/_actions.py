@@ -42,7 +42,9 @@ _START_KINDS = frozenset({ActionKind.DROP, ActionKind.DRAW_STOCK, ActionKind.DRA
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    """One action. Build them with the constructors: ``Action.meld(cards)``, ``Action.discard(c)``,
+    """One action of a seat.
+
+    Build them with the constructors ``Action.meld(cards)``, ``Action.discard(c)``,
     ``Action.lay_off(card, target)`` or the constants ``DROP``, ``DRAW_STOCK``, ``DRAW_DISCARD``.
 
     Attributes:
@@ -96,7 +98,7 @@ class Action:
             return f"lay off {self.cards[0]} on spread {self.target}"
         if self.kind is ActionKind.DISCARD:
             return f"discard {self.cards[0]}"
-        return self.kind.value.replace("_", " ")
+        return str(self.kind.value).replace("_", " ")
 
 
 def _index(c: Card) -> int:

@@ -49,7 +49,7 @@ class Suit(IntEnum):
 
     @property
     def partner(self) -> Suit:
-        """The other suit of the same colour (♣↔♠, ♦↔♥): the flop suit for this flip suit (R-FLIP)."""
+        """The other suit of the same colour (♣↔♠, ♦↔♥): the flop suit of a flip suit (R-FLIP)."""
         return Suit(3 - self)
 
 
@@ -130,7 +130,7 @@ class Card:
 
     @staticmethod
     def parse(text: str) -> Card:
-        """Parse ``10♥``, ``10h``, ``Th``, ``th`` or ``AS``; raise MalformedActionError otherwise."""
+        """Parse ``10♥``, ``10h``, ``Th``, ``th`` or ``AS``; else raise MalformedActionError."""
         t = text.strip()
         if len(t) < 2:
             raise MalformedActionError(f"not a card: {text!r}")
@@ -190,14 +190,30 @@ def indices_of(mask: int) -> Iterator[int]:
         mask ^= low
 
 
-def cards_of(mask: int) -> tuple[Card, ...]:
-    """The cards in a mask, in engine order."""
+_SUIT_CARDS: tuple[dict[int, tuple[Card, ...]], ...] = ({}, {}, {}, {})
+
+
+def _suit_cards(suit: int, m13: int) -> tuple[Card, ...]:
     out = []
-    while mask:
-        low = mask & -mask
-        out.append(DECK[low.bit_length() - 1])
-        mask ^= low
-    return tuple(out)
+    base = 13 * suit
+    m = m13
+    while m:
+        low = m & -m
+        out.append(DECK[base + low.bit_length() - 1])
+        m ^= low
+    t = _SUIT_CARDS[suit][m13] = tuple(out)
+    return t
+
+
+def cards_of(mask: int) -> tuple[Card, ...]:
+    """The cards in a mask, in engine order (cached per suit: observations call this a lot)."""
+    out: tuple[Card, ...] = ()
+    for suit in range(4):
+        m13 = (mask >> (13 * suit)) & SUIT_MASK
+        if m13:
+            t = _SUIT_CARDS[suit].get(m13)
+            out += t if t is not None else _suit_cards(suit, m13)
+    return out
 
 
 def mask_of(cards: Iterable[Card]) -> int:

@@ -167,6 +167,7 @@ class MatchState:
         ):
             raise ConfigError(f"bankrolls must be {n} non-negative integers")
         self.bankrolls = [config.bankroll] * n if bankrolls is None else list(bankrolls)
+        self.initial_bankrolls = tuple(self.bankrolls)
         self.active = [True] * n
         self.eliminated_in: list[int | None] = [None] * n
         self.pots = [0, 0, 0]
@@ -177,6 +178,7 @@ class MatchState:
         if dealer is not None and not 0 <= dealer < n:
             raise ConfigError(f"dealer must be a seat 0..{n - 1}")
         self.dealer = _first_dealer(seed, n) if dealer is None else dealer  # R-DEALER
+        self.initial_dealer = self.dealer
         self._start_hand()
 
     # ------------------------------------------------------------------ the deal
@@ -192,7 +194,9 @@ class MatchState:
     def _order_from_left(self) -> list[int]:
         """Active seats clockwise from the dealer's left; the dealer is last."""
         n = self.config.seats
-        return [(self.dealer + k) % n for k in range(1, n + 1) if self.active[(self.dealer + k) % n]]
+        return [
+            (self.dealer + k) % n for k in range(1, n + 1) if self.active[(self.dealer + k) % n]
+        ]
 
     def _start_hand(self) -> None:
         cfg = self.config
@@ -270,8 +274,11 @@ class MatchState:
         self._show(self.to_act)
 
     def _show(self, seat: int) -> None:
-        """R-SHOW: just before a seat's first turn, it shows a flip/flop card that beats the
-        lowest shown so far (only for pots it is eligible for, R-SHOW-ELIGIBLE)."""
+        """R-SHOW: just before its first turn a seat shows any flip/flop card that beats the best.
+
+        Only for pots the seat is eligible for (R-SHOW-ELIGIBLE); "best" is the lowest card of
+        that suit shown so far.
+        """
         self.shown[seat] = True
         dealt = self.dealt[seat]
         for p, suit in ((_FLIP, self.flip_suit), (_FLOP, self.flop_suit)):
@@ -400,7 +407,7 @@ class MatchState:
                 raise IllegalActionError(f"{action.cards[0]} is not in seat {seat}'s hand")
             if not self.spread_layoff[t] & m:
                 raise IllegalActionError(
-                    f"{action.cards[0]} does not fit spread {t} ({self._spread_views[t]}) (R-LAYOFF)"
+                    f"{action.cards[0]} does not fit spread {t} ({self._spread_views[t]}), R-LAYOFF"
                 )
         else:  # pragma: no cover - ActionKind is closed
             raise MalformedActionError(f"unknown action kind {kind!r}")
@@ -567,7 +574,9 @@ class MatchState:
                 totals=tuple(totals),
                 eliminated=tuple(sorted(eliminated)),
                 bankrolls=tuple(self.bankrolls),
-                deltas=tuple(a - b for a, b in zip(self.bankrolls, self.bankrolls_before)),
+                deltas=tuple(
+                    a - b for a, b in zip(self.bankrolls, self.bankrolls_before, strict=True)
+                ),
                 carried=Pots(*self.pots),
             )
         )
@@ -604,9 +613,7 @@ class MatchState:
             eliminated_in=tuple(self.eliminated_in),
             hands=len(self.results),
             by_cap=by_cap,
-            carry_payments=tuple(
-                Payment(p.seat, p.pot, p.amount, "carry") for p in self.payments
-            ),
+            carry_payments=tuple(Payment(p.seat, p.pot, p.amount, "carry") for p in self.payments),
         )
 
     # ------------------------------------------------------------------ views
@@ -660,9 +667,11 @@ class MatchState:
         return c
 
     def shuffle_hidden(self, seat: int, rng: random.Random) -> MatchState:
-        """A copy in which every card ``seat`` cannot see — other seats' unshown cards and the
-        stock — is randomly relabelled. The copy gives ``seat`` the same observation and legal
-        actions (the leak test relies on it); its later hands are dealt as usual."""
+        """A copy in which every card ``seat`` cannot see is randomly relabelled.
+
+        Those are other seats' unshown cards and the stock. The copy gives ``seat`` the same
+        observation and legal actions (the leak test relies on it); later hands are dealt as usual.
+        """
         c = self.clone()
         public = 1 << c.flip_card
         for s in range(c.config.seats):
@@ -676,7 +685,7 @@ class MatchState:
         perm = list(hidden)
         rng.shuffle(perm)
         mapping = list(range(52))
-        for a, b in zip(hidden, perm):
+        for a, b in zip(hidden, perm, strict=True):
             mapping[a] = b
 
         def relabel(mask: int) -> int:
@@ -691,3 +700,120 @@ class MatchState:
         c.dealt = [d if s == seat else relabel(d) for s, d in enumerate(c.dealt)]
         c.stock = [mapping[x] for x in c.stock]
         return c
+
+    @staticmethod
+    def from_observation(
+        obs: Observation, rng: random.Random, config: MatchConfig | None = None
+    ) -> MatchState:
+        """A state consistent with ``obs``: the forward model for search bots (determinization).
+
+        The seat's own hand and every public card are where the observation says; the cards
+        it cannot see are dealt at random into the other hands (up to their sizes) and the
+        stock. Simulate the rest of the hand on it with :meth:`apply`. Flip/flop winners on
+        such a state are not meaningful (other seats' dealt hands are unknown), and hands
+        after the current one are dealt from a random seed.
+
+        Args:
+            obs: an observation, usually the one a bot was just given.
+            rng: the source of the sampled cards.
+            config: the match config if known (for ``turn_cap``); by default one built from
+                the observation with no hand cap.
+        """
+        n = obs.seats
+        if config is None:
+            config = MatchConfig(
+                seats=n, stake=obs.stake, bankroll=max(obs.stake, max(obs.bankrolls)), hand_cap=None
+            )
+        st = MatchState.__new__(MatchState)
+        st.config = config
+        st.seed = rng.getrandbits(64)
+        st.decks = []
+        st.bankrolls = list(obs.bankrolls)
+        st.initial_bankrolls = tuple(obs.bankrolls)
+        st.active = list(obs.active)
+        st.eliminated_in = [None if a else 0 for a in obs.active]
+        st.pots = [obs.pots.game, obs.pots.flip, obs.pots.flop]
+        st.hand_number = obs.hand_number
+        st.results = []
+        st.log = []
+        st.result = None
+        st.dealer = st.initial_dealer = obs.dealer
+        st.payments = []
+        st.bankrolls_before = tuple(obs.bankrolls)
+        st.elig = [list(obs.active), list(obs.flip_eligible), list(obs.flop_eligible)]
+        st.all_in = list(obs.all_in)
+        st.flip_card = obs.flip_card.index
+        st.flip_suit = st.flip_card // 13
+        st.flop_suit = 3 - st.flip_suit
+        st.discard = [c.index for c in obs.discard_pile]
+        st.spread_masks = []
+        st.spread_kinds = []
+        st.spread_owner = []
+        st.spread_layoff = []
+        st._spread_views = list(obs.spreads)
+        for sp in obs.spreads:
+            m = 0
+            for c in sp.cards:
+                m |= 1 << c.index
+            st.spread_masks.append(m)
+            st.spread_kinds.append(sp.kind)
+            st.spread_owner.append(sp.owner)
+            st.spread_layoff.append(layoff_mask(m, sp.kind))
+        own = 0
+        for c in obs.hand:
+            own |= 1 << c.index
+        known = [0] * n
+        for s, cs in enumerate(obs.known):
+            for c in cs:
+                known[s] |= 1 << c.index
+        known[obs.seat] &= own
+        seen = own | (1 << st.flip_card)
+        for m in st.spread_masks:
+            seen |= m
+        for d in st.discard:
+            seen |= 1 << d
+        for m in known:
+            seen |= m
+        unseen = [i for i in range(52) if not (seen >> i) & 1]
+        rng.shuffle(unseen)
+        hands = [0] * n
+        for s in range(n):
+            if s == obs.seat:
+                hands[s] = own
+                continue
+            h = known[s]
+            for _ in range(obs.hand_sizes[s] - h.bit_count()):
+                h |= 1 << unseen.pop()
+            hands[s] = h
+        st.hands = hands
+        st.dealt = list(hands)
+        st.stock = unseen[: obs.stock_size]
+        st.known = known
+        st.shows = list(obs.shows)
+        acted = {e.seat for e in obs.history} | {obs.to_act}
+        st.shown = [s in acted for s in range(n)]
+        st.best = [-1, -1, -1]
+        if st.elig[_FLIP][obs.dealer]:
+            st.best[_FLIP] = st.flip_card
+        for sh in obs.shows:
+            p = _FLIP if sh.pot is Pot.FLIP else _FLOP
+            st.best[p] = sh.card.index
+        st.events = list(obs.history)
+        st.melds3 = [0] * n
+        st.melds_other = [0] * n
+        st.layoffs = [0] * n
+        for e in obs.history:
+            if e.action.kind is ActionKind.MELD:
+                if len(e.action.cards) == 3:
+                    st.melds3[e.seat] += 1
+                else:
+                    st.melds_other[e.seat] += 1
+            elif e.action.kind is ActionKind.LAY_OFF:
+                st.layoffs[e.seat] += 1
+        st.turns = obs.turn
+        st.drawn = obs.drawn_from_discard.index if obs.drawn_from_discard is not None else -1
+        st.phase = obs.phase
+        st.last_stock = obs.phase is Phase.PLAY and obs.stock_size == 0
+        st.to_act = obs.to_act
+        st._pending_eliminated = []
+        return st

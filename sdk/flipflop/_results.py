@@ -32,8 +32,9 @@ class Termination(Enum):
 
 @dataclass(frozen=True, slots=True)
 class Payment:
-    """Chips moving between a seat and a pot. Positive ``amount``: seat → pot (ante, extra stake);
-    negative: pot → seat (winnings).
+    """Chips moving between a seat and a pot.
+
+    A positive ``amount`` goes seat → pot (ante, extra stake); a negative one pot → seat (winnings).
 
     Attributes:
         seat: who paid or was paid.
