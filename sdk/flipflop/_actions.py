@@ -66,6 +66,8 @@ class Action:
             if not isinstance(c, Card):
                 raise MalformedActionError(f"not a card: {c!r}")
             m |= 1 << c.index
+        if m.bit_count() != len(self.cards):
+            raise MalformedActionError(f"a card appears twice in {' '.join(map(str, self.cards))}")
         object.__setattr__(self, "mask", m)
 
     @property
