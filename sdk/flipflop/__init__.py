@@ -11,9 +11,15 @@ forward model. Rule ids (``R-…``) refer to ``docs/rules.md``.
 from flipflop._actions import DRAW_DISCARD, DRAW_STOCK, DROP, Action, ActionKind, Event, Phase
 from flipflop._bot import Bot, MatchInfo
 from flipflop._cards import DECK, Card, Rank, Suit, cards_of, hand_total, mask_of, parse_cards
+from flipflop._client import BotClient, BotIdentity
+from flipflop._conformance import ConformanceReport, Problem, ProblemKind, check_bot, format_report
 from flipflop._deals import stack_deck
 from flipflop._errors import (
     ActionError,
+    BotCrashed,
+    BotError,
+    BotProtocolError,
+    BotTimeout,
     ConfigError,
     FlipFlopError,
     IllegalActionError,
@@ -37,6 +43,7 @@ from flipflop._replay import (
     state_at,
 )
 from flipflop._results import HandResult, MatchResult, Payment, Termination
+from flipflop._server import PROTOCOL_VERSION, BotServer, serve
 from flipflop._spreads import SpreadKind
 
 __version__ = "0.1.0"
@@ -46,15 +53,24 @@ __all__ = [
     "DRAW_DISCARD",
     "DRAW_STOCK",
     "DROP",
+    "PROTOCOL_VERSION",
     "REPLAY_FORMAT",
     "REPLAY_VERSION",
     "Action",
     "ActionError",
     "ActionKind",
     "Bot",
+    "BotClient",
+    "BotCrashed",
+    "BotError",
+    "BotIdentity",
     "BotManifest",
+    "BotProtocolError",
+    "BotServer",
+    "BotTimeout",
     "Card",
     "ConfigError",
+    "ConformanceReport",
     "Event",
     "FlipFlopError",
     "HandResult",
@@ -70,6 +86,8 @@ __all__ = [
     "Phase",
     "Pot",
     "Pots",
+    "Problem",
+    "ProblemKind",
     "Rank",
     "Replay",
     "ReplayError",
@@ -85,9 +103,11 @@ __all__ = [
     "apply_turn",
     "best_melds",
     "cards_of",
+    "check_bot",
     "deck_for",
     "default_action",
     "find_spreads",
+    "format_report",
     "hand_total",
     "load_bot",
     "mask_of",
@@ -97,6 +117,7 @@ __all__ = [
     "read_manifest",
     "read_replay",
     "replay",
+    "serve",
     "stack_deck",
     "state_at",
 ]

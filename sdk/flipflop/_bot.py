@@ -16,7 +16,11 @@ Every other method has a default, so a minimal bot is a few lines::
             return [max(self.discards(legal), key=lambda a: a.cards[0].value)]
 
     if __name__ == "__main__":
-        serve(Lowball())
+        serve(Lowball)   # the class: every match gets its own instance
+
+A decision may carry a debug note, kept in the replay next to the action: return
+``(action, "note")`` from :meth:`Bot.start_turn` or ``(steps, "note")`` from
+:meth:`Bot.play_turn`. Notes are cut to 1024 bytes of UTF-8.
 """
 
 from __future__ import annotations
@@ -57,9 +61,9 @@ class Bot:
     """Base class for a Game, Flip, Flop bot. Override what you need.
 
     The defaults play a legal, simple game: always draw from the stock, make no melds,
-    discard the highest-value card allowed. One instance may play several matches at once
-    (``obs`` and ``info`` say which seat and hand); keep per-match state keyed by
-    ``MatchInfo.match_id`` if you need it.
+    discard the highest-value card allowed. Served as a class (``serve(MyBot)``) every match
+    gets its own instance, so per-match state can live on ``self``; a shared instance
+    (``serve(MyBot())``) sees every match's calls, possibly from several threads at once.
 
     Attributes:
         name: shown in standings.

@@ -7,13 +7,22 @@ Hierarchy::
     ├── ActionError               an action the engine refused
     │   ├── MalformedActionError  not an action at all (bad card text, wrong type, unknown spread)
     │   └── IllegalActionError    a well-formed action that the rules forbid right now
-    └── ReplayError               a replay file that is unreadable or does not reproduce
+    ├── ReplayError               a replay file that is unreadable or does not reproduce
+    └── BotError                  a bot failed to answer properly (``.bot``: its name, if known)
+        ├── BotTimeout            no answer before the deadline
+        ├── BotCrashed            the connection is gone: process dead, socket closed, UNAVAILABLE
+        └── BotProtocolError      an answer that breaks the protocol: garbage, a malformed
+                                  message, another major version, or the bot raised
 """
 
 from __future__ import annotations
 
 __all__ = [
     "ActionError",
+    "BotCrashed",
+    "BotError",
+    "BotProtocolError",
+    "BotTimeout",
     "ConfigError",
     "FlipFlopError",
     "IllegalActionError",
@@ -44,3 +53,42 @@ class IllegalActionError(ActionError):
 
 class ReplayError(FlipFlopError):
     """A replay that cannot be read, or whose actions do not reproduce what it recorded."""
+
+
+class BotError(FlipFlopError):
+    """A bot failed to answer properly; the message says how.
+
+    Args:
+        reason: what went wrong, as one sentence.
+        bot: the bot's name, when known.
+
+    Attributes:
+        reason: what went wrong, without the bot's name.
+        bot: the bot's name, or None when it is not known (e.g. before the handshake).
+    """
+
+    def __init__(self, reason: str, bot: str | None = None) -> None:
+        super().__init__(f"bot {bot!r}: {reason}" if bot else reason)
+        self.reason = reason
+        self.bot = bot
+
+    def __reduce__(self) -> tuple[type[BotError], tuple[str, str | None]]:
+        # Rebuild from (reason, bot), not from the formatted message, so that a pickled error
+        # (e.g. from a worker process) comes back equal.
+        return (type(self), (self.reason, self.bot))
+
+
+class BotTimeout(BotError):
+    """The bot did not answer before the deadline."""
+
+
+class BotCrashed(BotError):
+    """The connection to the bot is gone: its process died or its socket closed."""
+
+
+class BotProtocolError(BotError):
+    """An answer that breaks the protocol.
+
+    A malformed or oversized message, a different major protocol version, an unknown match, or
+    an error the bot raised while deciding.
+    """

@@ -428,7 +428,7 @@ class MatchState:
             self.spread_kinds.append(sk)
             self.spread_owner.append(seat)
             self.spread_layoff.append(layoff_mask(m, sk))
-            self._spread_views.append(Spread(seat, sk, action.cards))
+            self._spread_views.append(Spread(seat, sk, cards_of(m)))  # engine order
             if m.bit_count() == 3:
                 self.melds3[seat] += 1
             else:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import pytest
+
 from flipflop import DROP, Action, MalformedActionError, MatchConfig, MatchState, stack_deck
 
 
 def test_r_cap_order_placement_before_carried_pots_are_shared() -> None:
-    """R-CAP-ORDER: at a hand cap, seats tied on bankroll share a place even when the odd chips
-    of the carried pots (R-CARRY, R-SPLIT) then leave their final chips one apart."""
+    """R-CAP-ORDER: at a hand cap, seats tied on bankroll share a place.
+
+    Even when the odd chips of the carried pots (R-CARRY, R-SPLIT) then leave their final
+    chips one apart.
+    """
     deck = stack_deck(
         {
             3: "As 2s 3s Ad 2d",  # all in (20 chips), drops with 9: strictly lowest

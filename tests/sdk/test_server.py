@@ -1,0 +1,466 @@
+"""A bot hosted by the SDK's gRPC server, driven by the SDK's client over a real unix socket."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from concurrent import futures
+from pathlib import Path
+from typing import ClassVar, cast
+
+import grpc
+import pytest
+
+from flipflop import (
+    DRAW_STOCK,
+    PROTOCOL_VERSION,
+    Action,
+    Bot,
+    BotClient,
+    BotCrashed,
+    BotProtocolError,
+    BotServer,
+    BotTimeout,
+    MatchConfig,
+    MatchInfo,
+    MatchState,
+    Observation,
+    Phase,
+    apply_turn,
+    play_match,
+)
+from flipflop._proto.flipflop.v1 import bot_pb2 as pb
+from flipflop._proto.flipflop.v1 import bot_pb2_grpc as pb_grpc
+from flipflop._proto.grpc.health.v1 import health_pb2_grpc as health_grpc
+from flipflop._server import Endpoint, _add_bot_service, _BotServicer, _HealthServicer
+
+
+@pytest.fixture
+def endpoint(tmp_path: Path) -> str:
+    """A unix socket endpoint in this test's temporary directory."""
+    return f"unix:{tmp_path / 'bot.sock'}"
+
+
+@pytest.fixture
+def served(endpoint: str) -> Iterator[BotClient]:
+    """A client connected to the default ``Bot`` served on ``endpoint``."""
+    with BotServer(Bot(), endpoint), BotClient(endpoint) as client:
+        client.wait_ready(5)
+        yield client
+
+
+def info(match_id: str, seat: int, config: MatchConfig) -> MatchInfo:
+    """What a bot is told at the start of a match."""
+    players = tuple(f"p{s}" for s in range(config.seats))
+    return MatchInfo(match_id, seat, players, config, 1000, 5000)
+
+
+def play_over_grpc(client: BotClient, config: MatchConfig, seed: int, prefix: str) -> MatchState:
+    """A whole match in which every seat is the served bot, asked over gRPC (the arena's loop)."""
+    state = MatchState(config, seed)
+    ids = [f"{prefix}-seat{s}" for s in range(config.seats)]
+    for seat, match_id in enumerate(ids):
+        client.start_match(info(match_id, seat, config))
+    reported = 0
+    while not state.is_over:
+        seat = state.to_act
+        actions, _ = client.decide(
+            ids[seat],
+            state.observation(seat),
+            state.legal_actions(),
+            time_left_ms=1000,
+            time_bank_ms=5000,
+            timeout=5,
+        )
+        if state.phase is Phase.START:
+            assert 1 == len(actions)
+            state.apply(actions[0])
+        else:
+            assert (len(actions), None) == apply_turn(state, actions)
+        while reported < len(state.results):
+            for match_id in ids:
+                client.hand_ended(match_id, state.results[reported])
+            reported += 1
+    assert state.result is not None
+    for match_id in ids:
+        client.end_match(match_id, state.result)
+    return state
+
+
+class RawServer:
+    """A gRPC server around a given servicer: for bots that break the protocol on purpose."""
+
+    def __init__(self, servicer: _BotServicer, endpoint: str) -> None:
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+        _add_bot_service(servicer, self.server)
+        health_grpc.add_HealthServicer_to_server(_HealthServicer(), self.server)
+        self.server.add_insecure_port(endpoint)
+
+    def __enter__(self) -> RawServer:
+        self.server.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.stop(None).wait()
+
+
+# ---------------------------------------------------------------------------------- handshake
+
+
+def test_handshake_says_who_the_bot_is(served: BotClient) -> None:
+    """The handshake returns the bot's name and version, the protocol and its features."""
+    identity = served.handshake(timeout=5)
+    assert ("bot", "0.1.0", PROTOCOL_VERSION) == (
+        identity.name,
+        identity.version,
+        identity.protocol_version,
+    )
+    assert ("concurrent-matches", "debug-notes") == identity.features
+    assert identity.runtime.startswith("python 3.")
+    assert identity == served.identity
+
+
+def test_bot_refuses_another_major_version(served: BotClient, endpoint: str) -> None:
+    """An arena speaking protocol 2.x gets FAILED_PRECONDITION naming both versions."""
+    with grpc.insecure_channel(endpoint) as channel, pytest.raises(grpc.RpcError) as caught:
+        pb_grpc.BotStub(channel).Handshake(pb.HandshakeRequest(protocol_version="2.3"))
+    error = cast(grpc.Call, caught.value)  # a failed unary call's error is also its Call
+    assert grpc.StatusCode.FAILED_PRECONDITION == error.code()
+    assert "the arena speaks 2.3, this bot speaks 1.0" in (error.details() or "")
+
+
+def test_bot_accepts_another_minor_version(served: BotClient, endpoint: str) -> None:
+    """Only the major version must match: 1.7 is fine."""
+    with grpc.insecure_channel(endpoint) as channel:
+        answer = pb_grpc.BotStub(channel).Handshake(pb.HandshakeRequest(protocol_version="1.7"))
+    assert PROTOCOL_VERSION == answer.protocol_version
+
+
+class FutureBot(_BotServicer):
+    """A bot that speaks protocol 2.0."""
+
+    def Handshake(
+        self, request: pb.HandshakeRequest, context: grpc.ServicerContext
+    ) -> pb.HandshakeResponse:
+        """Answer as a 2.0 bot."""
+        return pb.HandshakeResponse(protocol_version="2.0", name="future", version="9")
+
+
+def test_arena_refuses_a_bot_of_another_major_version(endpoint: str) -> None:
+    """The client refuses a bot that answers with protocol 2.0, naming both versions."""
+    with (
+        RawServer(FutureBot(Bot()), endpoint),
+        BotClient(endpoint) as client,
+        pytest.raises(BotProtocolError, match=r"the bot speaks 2\.0, the arena speaks 1\.0") as e,
+    ):
+        client.handshake(timeout=5)
+    assert "future" == e.value.bot
+
+
+# ---------------------------------------------------------------------------------- health
+
+
+def test_health_check_answers_for_the_bot_service_only(served: BotClient) -> None:
+    """SERVING for "" and "flipflop.v1.Bot"; any other service is not found."""
+    assert (True, True, False) == (
+        served.health(service=""),
+        served.health(service="flipflop.v1.Bot"),
+        served.health(service="nope.v1.Other"),
+    )
+
+
+def test_a_stopped_bot_is_a_crash(endpoint: str) -> None:
+    """Once the server is gone, calls fail as BotCrashed, not as a hang or a protocol error."""
+    server = BotServer(Bot(), endpoint)
+    server.start()
+    with BotClient(endpoint) as client:
+        client.wait_ready(5)
+        server.stop()
+        with pytest.raises(BotCrashed):
+            client.health(timeout=2)
+    assert not Path(endpoint.removeprefix("unix:")).exists()
+
+
+# ---------------------------------------------------------------------------------- matches
+
+
+@pytest.mark.parametrize(("seats", "seed"), [(3, 1), (4, 2), (5, 3)])
+def test_a_match_over_grpc_equals_the_match_in_process(
+    served: BotClient, seats: int, seed: int
+) -> None:
+    """The default bot plays the same actions and placements over the wire as in-process."""
+    config = MatchConfig(seats=seats, hand_cap=12)
+    over_grpc = play_over_grpc(served, config, seed, "m")
+    in_process = play_match([Bot() for _ in range(seats)], config, seed)
+    assert in_process.log == over_grpc.log
+    assert in_process.result == over_grpc.result
+
+
+def test_two_matches_at_once_on_one_server(served: BotClient) -> None:
+    """Two matches played from two threads against one bot process keep apart by match id."""
+    configs = [MatchConfig(seats=3, hand_cap=8), MatchConfig(seats=5, hand_cap=8)]
+    results: dict[int, MatchState] = {}
+
+    def play(i: int) -> None:
+        results[i] = play_over_grpc(served, configs[i], 10 + i, f"match{i}")
+
+    threads = [threading.Thread(target=play, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    for i, config in enumerate(configs):
+        expected = play_match([Bot() for _ in range(config.seats)], config, 10 + i)
+        assert expected.log == results[i].log
+
+
+def test_a_match_id_is_forgotten_at_its_end(served: BotClient) -> None:
+    """After EndMatch, a decision for that match is refused as an unknown match."""
+    config = MatchConfig(seats=3, hand_cap=1)
+    state = play_over_grpc(served, config, 4, "done")
+    with pytest.raises(BotProtocolError, match="unknown match 'done-seat0'"):
+        served.decide(
+            "done-seat0",
+            state.observation(0),
+            [DRAW_STOCK],
+            time_left_ms=1,
+            time_bank_ms=1,
+            timeout=5,
+        )
+
+
+def test_unknown_match_id_is_refused(served: BotClient) -> None:
+    """A decision for a match that never started is a protocol error naming the match."""
+    state = MatchState(MatchConfig(seats=3), 0)
+    with pytest.raises(BotProtocolError, match="FAILED_PRECONDITION: unknown match 'nope'"):
+        served.decide(
+            "nope",
+            state.observation(state.to_act),
+            state.legal_actions(),
+            time_left_ms=1,
+            time_bank_ms=1,
+            timeout=5,
+        )
+
+
+def test_a_started_match_cannot_start_again(served: BotClient) -> None:
+    """A second StartMatch with the same id is refused: ids are unique per match."""
+    served.start_match(info("twice", 0, MatchConfig(seats=3)))
+    with pytest.raises(BotProtocolError, match="ALREADY_EXISTS"):
+        served.start_match(info("twice", 1, MatchConfig(seats=3)))
+
+
+# ---------------------------------------------------------------------------------- bot faults
+
+
+class Raiser(Bot):
+    """A bot whose play_turn raises."""
+
+    name = "raiser"
+
+    def play_turn(self, obs: Observation, legal: Sequence[Action]) -> Sequence[Action]:
+        """Fail."""
+        raise ValueError("no idea what to discard")
+
+
+class Sleeper(Bot):
+    """A bot that thinks too long before starting a turn."""
+
+    name = "sleeper"
+
+    def start_turn(self, obs: Observation, legal: Sequence[Action]) -> Action:
+        """Sleep past any reasonable deadline."""
+        time.sleep(1.0)
+        return DRAW_STOCK
+
+
+class Chatty(Bot):
+    """A bot that explains itself, and answers with long plans when asked to play."""
+
+    name = "chatty"
+
+    def start_turn(  # type: ignore[override]
+        self, obs: Observation, legal: Sequence[Action]
+    ) -> tuple[Action, str]:
+        """Draw, with a note."""
+        return DRAW_STOCK, f"turn {obs.turn}: drawing, héhé"
+
+    def play_turn(self, obs: Observation, legal: Sequence[Action]) -> Sequence[Action]:
+        """A plan far longer than any turn: 400 copies of the first legal step."""
+        return [legal[0]] * 400
+
+
+def start_and_ask(client: BotClient, phase: Phase, timeout: float = 5) -> tuple[list[Action], str]:
+    """Start a match for seat 0 and ask for one decision in ``phase``."""
+    config = MatchConfig(seats=3)
+    state = MatchState(config, 0, dealer=2)
+    client.start_match(info("m", 0, config))
+    if phase is Phase.PLAY:
+        state.apply(DRAW_STOCK)
+    return client.decide(
+        "m",
+        state.observation(0),
+        state.legal_actions(),
+        time_left_ms=round(timeout * 1000),
+        time_bank_ms=0,
+        timeout=timeout,
+    )
+
+
+def test_a_bot_that_raises_is_a_protocol_error_with_the_reason(endpoint: str) -> None:
+    """The bot's exception text reaches the arena; the server keeps serving."""
+    with BotServer(Raiser(), endpoint), BotClient(endpoint, name="raiser") as client:
+        with pytest.raises(BotProtocolError) as e:
+            start_and_ask(client, Phase.PLAY)
+        assert "INTERNAL: play_turn raised ValueError: no idea what to discard" in str(e.value)
+        assert "raiser" == e.value.bot
+        assert client.health()
+
+
+def test_a_slow_bot_is_a_timeout(endpoint: str) -> None:
+    """No answer before the deadline is a BotTimeout."""
+    with (
+        BotServer(Sleeper(), endpoint),
+        BotClient(endpoint) as client,
+        pytest.raises(BotTimeout),
+    ):
+        start_and_ask(client, Phase.START, timeout=0.2)
+
+
+def test_notes_travel_with_the_answer(endpoint: str) -> None:
+    """A (action, note) answer reaches the arena with its note."""
+    with BotServer(Chatty(), endpoint), BotClient(endpoint) as client:
+        assert ([DRAW_STOCK], "turn 0: drawing, héhé") == start_and_ask(client, Phase.START)
+
+
+def test_an_oversized_answer_is_a_protocol_error(endpoint: str) -> None:
+    """An answer over the client's message limit is refused at once as a protocol error."""
+    with (
+        BotServer(Chatty(), endpoint),
+        BotClient(endpoint, max_message_bytes=1000) as client,
+        pytest.raises(BotProtocolError, match="RESOURCE_EXHAUSTED"),
+    ):
+        start_and_ask(client, Phase.PLAY)
+
+
+# ---------------------------------------------------------------------------------- endpoints
+
+
+def test_endpoints_parse() -> None:
+    """unix:/abs/path and host:port are endpoints; anything else is refused with a reason."""
+    assert Path("/tmp/b.sock") == Endpoint.parse("unix:/tmp/b.sock").path
+    assert Path("/tmp/b.sock") == Endpoint.parse("unix:///tmp/b.sock").path
+    assert ("127.0.0.1", 0) == (Endpoint.parse("127.0.0.1:0").host, 0)
+    assert "[::1]:50051" == str(Endpoint.parse("[::1]:50051"))
+    for bad in ("unix:relative.sock", "localhost", ":80", "host:http", "host:70000"):
+        with pytest.raises(ValueError, match="endpoint"):
+            Endpoint.parse(bad)
+    with pytest.raises(ValueError, match="at most 107 bytes"):
+        Endpoint.parse("unix:/" + "x" * 120)
+
+
+def test_tcp_port_zero_binds_a_free_port() -> None:
+    """A TCP server asked for port 0 says which port it got, and answers there."""
+    with BotServer(Bot(), "127.0.0.1:0") as server, BotClient(server.endpoint) as client:
+        assert not server.endpoint.endswith(":0")
+        client.wait_ready(5)
+        assert "bot" == client.handshake().name
+
+
+def test_a_stale_socket_file_is_replaced(endpoint: str) -> None:
+    """A socket file left by a dead server does not stop a new one from starting."""
+    path = endpoint.removeprefix("unix:")
+    stale = socket.socket(socket.AF_UNIX)
+    stale.bind(path)
+    stale.close()  # the file stays; nobody listens
+    with BotServer(Bot(), endpoint), BotClient(endpoint) as client:
+        client.wait_ready(5)
+        assert client.health()
+
+
+def test_a_live_socket_is_not_taken_over(served: BotClient, endpoint: str) -> None:
+    """A second server refuses an endpoint where another one is listening."""
+    with pytest.raises(OSError, match="another server is listening"):
+        BotServer(Bot(), endpoint).start()
+    assert served.health()
+
+
+SCRIPT = """\
+import sys
+from flipflop import Bot, serve
+
+class Named(Bot):
+    name = "sigterm-test"
+
+serve(Named())
+print("returned", flush=True)
+"""
+
+
+def test_serve_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
+    """On SIGTERM, ``serve`` stops, removes its socket, returns, and the script exits 0.
+
+    The script passes --listen, which wins over FLIPFLOP_LISTEN; ``serve`` prints one line once
+    it listens.
+    """
+    script = tmp_path / "bot.py"
+    script.write_text(textwrap.dedent(SCRIPT))
+    sock = tmp_path / "s.sock"
+    env = {**os.environ, "FLIPFLOP_LISTEN": f"unix:{tmp_path / 'env.sock'}"}
+    process = subprocess.Popen(
+        [sys.executable, str(script), "--listen", f"unix:{sock}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        assert f"serving sigterm-test on unix:{sock}\n" == process.stdout.readline()
+        with BotClient(f"unix:{sock}") as client:
+            assert client.health(timeout=5)
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=15)
+    finally:
+        process.kill()
+    assert (0, "returned\n") == (process.returncode, out), err
+    assert not sock.exists()
+    assert not (tmp_path / "env.sock").exists()
+
+
+class _Counting(Bot):
+    """Counts its own decisions; one instance per match when served as a class."""
+
+    made: ClassVar[list[_Counting]] = []
+
+    def __init__(self) -> None:
+        self.decisions = 0
+        self.started: list[str] = []
+        _Counting.made.append(self)
+
+    def start_match(self, info: MatchInfo) -> None:
+        self.started.append(info.match_id)
+
+    def start_turn(self, obs: Observation, legal: Sequence[Action]) -> Action:
+        self.decisions += 1
+        return DRAW_STOCK
+
+
+def test_a_bot_class_gets_one_instance_per_match(endpoint: str) -> None:
+    """serve/BotServer given the class makes a fresh instance for each match it is told of."""
+    _Counting.made.clear()
+    with BotServer(_Counting, endpoint), BotClient(endpoint) as client:
+        config = MatchConfig(seats=3, hand_cap=2)
+        play_over_grpc(client, config, 1, "first")
+        play_over_grpc(client, config, 2, "second")
+    per_match = [b for b in _Counting.made if b.started]
+    expected = [[f"{m}-seat{s}"] for m in ("first", "second") for s in range(3)]
+    assert expected == [b.started for b in per_match]  # one match id per instance
+    assert all(b.decisions > 0 for b in per_match)
