@@ -1,26 +1,37 @@
 """The ``arena`` command line.
 
-Commands are thin wrappers over library calls; each lives next to the group it joins.
+Commands are thin wrappers over library calls, one module each. Exit codes: 0 success,
+1 the work ran but found problems (a failed conformance check), 2 bad arguments or input,
+3 an arena error (a sandbox or output directory problem), 130 interrupted (Ctrl-C).
 """
+
+from __future__ import annotations
 
 import importlib
 
 import click
 
 from arena import __version__
+from arena.cli._check import check
+from arena.cli._new_bot import new_bot
+from arena.cli._replay import replay
+from arena.cli._run import run
 
 __all__ = ["main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, prog_name="arena")
 def main() -> None:
     r"""Run bots for the card game Game, Flip, Flop against each other.
 
     \b
-    Example:
-        $ arena version
-        arena 0.1.0
-        flipflop 0.1.0
+    Examples:
+        arena run                      # a ladder of the bundled bots
+        arena new-bot mybot            # start your own bot
+        arena check mybot              # conformance check over gRPC
+        arena run mybot random greedy counter --matches 24
+        arena replay arena-out/replays/m00000.jsonl --hand 3
     """
 
 
@@ -39,3 +50,9 @@ def _sdk_version() -> str:
     except ImportError:
         return "unknown"
     return str(getattr(sdk, "__version__", "unknown"))
+
+
+main.add_command(run)
+main.add_command(replay)
+main.add_command(new_bot)
+main.add_command(check)

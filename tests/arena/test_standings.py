@@ -9,7 +9,9 @@ import pytest
 from arena._standings import MatchOutcome, compute_standings, write_standings
 
 
-def _m(i: int, bots: str, places: tuple[int, ...], chips: tuple[int, ...], hands: int = 10):
+def _m(
+    i: int, bots: str, places: tuple[int, ...], chips: tuple[int, ...], hands: int = 10
+) -> MatchOutcome:
     return MatchOutcome(f"m{i:05d}", tuple(bots.split()), places, chips, 100, hands)
 
 
@@ -61,9 +63,7 @@ def test_one_match_has_no_interval_and_everyone_ties() -> None:
 
 def test_separated_bots_get_distinct_ranks() -> None:
     """A bot that always wins is ranked alone above the others once intervals separate."""
-    outcomes = [
-        _m(i, "a b c", (1, 2 + i % 2, 3 - i % 2), (300, 0, 0)) for i in range(12)
-    ]
+    outcomes = [_m(i, "a b c", (1, 2 + i % 2, 3 - i % 2), (300, 0, 0)) for i in range(12)]
     rows = compute_standings(outcomes)
     assert "a" == rows[0].bot
     assert 1 == rows[0].rank and not rows[0].tied

@@ -1,0 +1,38 @@
+"""Errors raised by the arena.
+
+Hierarchy::
+
+    ArenaError                  root of every error the arena raises
+    ├── SandboxError            a sandbox could not start or reach a bot
+    │   └── SandboxUnavailable  the requested kind of sandbox does not exist here (no Docker)
+    ├── PlanError               ladder parameters that cannot be planned, or a --resume that
+    │                           does not match the run it resumes
+    └── ResultsError            an output directory that cannot be read or written
+
+Bot misbehaviour during a match is not an exception: the match runner records it as a
+:class:`arena.Fault` and plays on (see ``docs/arena.md``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["ArenaError", "PlanError", "ResultsError", "SandboxError", "SandboxUnavailable"]
+
+
+class ArenaError(Exception):
+    """Root of every error raised by the arena."""
+
+
+class SandboxError(ArenaError):
+    """A sandbox could not start a bot or hand over its endpoint."""
+
+
+class SandboxUnavailable(SandboxError):
+    """The requested sandbox kind cannot run on this machine (e.g. no Docker engine answers)."""
+
+
+class PlanError(ArenaError):
+    """Ladder parameters that cannot be planned, or a resume that does not match its run."""
+
+
+class ResultsError(ArenaError):
+    """An output directory that cannot be read or written."""

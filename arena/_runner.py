@@ -1,0 +1,425 @@
+"""The match runner: drives the engine and talks to each seat's bot over gRPC.
+
+The runner owns time and never lets a bot stall or crash a match (docs/arena.md):
+
+- every decision has a deadline (``decision_ms``); time past it is taken from the seat's
+  match time bank (``time_bank_ms``); a decision that outlasts both is a TIMEOUT;
+- a late, garbled or illegal answer earns a strike and the runner plays the documented
+  default for that decision (draw from the stock; discard the highest card allowed);
+- a bot that crashes, fails to start, or reaches ``max_strikes`` forfeits its seat: the
+  runner plays the default for it for the rest of the match (it can still place);
+- every fault is recorded against the seat and bot, with the hand and the reason.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import os
+import shutil
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+
+from arena._errors import SandboxError
+from arena.sandbox import RunningBot, Sandbox
+from flipflop import (
+    ActionError,
+    BotClient,
+    BotCrashed,
+    BotError,
+    BotManifest,
+    BotTimeout,
+    MatchConfig,
+    MatchInfo,
+    MatchState,
+    Phase,
+    ReplayWriter,
+    apply_turn,
+    default_action,
+)
+
+__all__ = [
+    "Fault",
+    "FaultKind",
+    "MatchCancelled",
+    "MatchRecord",
+    "SeatReport",
+    "TimeControl",
+    "run_match",
+]
+
+
+class MatchCancelled(Exception):
+    """The ladder asked a running match to stop (Ctrl-C); it yields no result."""
+
+
+class FaultKind(Enum):
+    """What a bot did wrong."""
+
+    START = "start"
+    """It did not start, answer its health check, handshake or accept the match in time."""
+    TIMEOUT = "timeout"
+    """A decision outlasted its deadline and the seat's time bank."""
+    CRASH = "crash"
+    """Its process or container went away mid-match."""
+    PROTOCOL = "protocol"
+    """A malformed answer: not decodable, wrong number of actions, or the bot raised."""
+    ILLEGAL = "illegal"
+    """A well-formed action the rules refused."""
+
+
+@dataclass(frozen=True, slots=True)
+class TimeControl:
+    """Time limits for bots (defaults documented in docs/arena.md).
+
+    Attributes:
+        decision_ms: deadline for one decision.
+        time_bank_ms: per-match reserve drawn on when a decision runs past its deadline.
+        max_strikes: faults after which a seat is forfeited (crashes forfeit at once).
+        notify_ms: deadline for start-of-match, end-of-hand and end-of-match notices.
+    """
+
+    decision_ms: int = 1000
+    time_bank_ms: int = 30_000
+    max_strikes: int = 3
+    notify_ms: int = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """One thing a bot did wrong, and what the runner did about it."""
+
+    seat: int
+    bot: str
+    kind: FaultKind
+    hand: int
+    detail: str
+    forfeited: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SeatReport:
+    """How one seat's bot behaved in a match."""
+
+    seat: int
+    bot: str
+    version: str
+    decisions: int
+    think_ms: float
+    strikes: int
+    forfeited: bool
+    log: str
+    dropped_log_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRecord:
+    """What a finished match yields for the standings."""
+
+    match_id: str
+    seed: int
+    bots: tuple[str, ...]
+    placements: tuple[int, ...]
+    bankrolls: tuple[int, ...]
+    start_bankroll: int
+    hands: int
+    by_cap: bool
+    decisions: int
+    seconds: float
+    seats: tuple[SeatReport, ...]
+    faults: tuple[Fault, ...]
+    replay: str
+
+
+@dataclass
+class _Seat:
+    seat: int
+    manifest: BotManifest
+    name: str
+    version: str = ""
+    bot: RunningBot | None = None
+    client: BotClient | None = None
+    bank_ms: float = 0.0
+    strikes: int = 0
+    forfeited: bool = False
+    decisions: int = 0
+    think_ms: float = 0.0
+    faults: list[Fault] = field(default_factory=list)
+
+
+class _Match:
+    def __init__(
+        self,
+        match_id: str,
+        seed: int,
+        bots: Sequence[BotManifest],
+        config: MatchConfig,
+        clock: TimeControl,
+        sandbox: Sandbox,
+        workdir: Path,
+        logs_dir: Path,
+        cancel: threading.Event | None,
+    ) -> None:
+        self.match_id = match_id
+        self.logs_dir = logs_dir
+        self.cancel = cancel
+        self.seed = seed
+        self.config = config
+        self.clock = clock
+        self.sandbox = sandbox
+        self.workdir = workdir
+        self.state = MatchState(config, seed)
+        self.seats = [
+            _Seat(i, m, m.name, m.version, bank_ms=clock.time_bank_ms) for i, m in enumerate(bots)
+        ]
+
+    # -------------------------------------------------------------- faults
+
+    def fault(self, s: _Seat, kind: FaultKind, detail: str, forfeit: bool = False) -> str:
+        s.strikes += 1
+        if kind in (FaultKind.CRASH, FaultKind.START) or s.strikes >= self.clock.max_strikes:
+            forfeit = True
+        if forfeit and not s.forfeited:
+            s.forfeited = True
+        s.faults.append(Fault(s.seat, s.name, kind, self.state.hand_number, detail[:500], forfeit))
+        return f"{kind.value}: {detail[:200]}" + (" (seat forfeited)" if forfeit else "")
+
+    # -------------------------------------------------------------- start and stop
+
+    def start(self) -> None:
+        with concurrent.futures.ThreadPoolExecutor(len(self.seats)) as pool:
+            list(pool.map(self._start_seat, self.seats))
+
+    def _start_seat(self, s: _Seat) -> None:
+        label = f"{self.match_id}-s{s.seat}"
+        try:
+            s.bot = self.sandbox.start(s.manifest, self.workdir / f"seat{s.seat}", label)
+            s.client = BotClient(s.bot.endpoint)
+            ready_by = time.monotonic() + self.sandbox_start_timeout()
+            s.client.wait_ready(timeout=self.sandbox_start_timeout())
+            left = max(0.5, ready_by - time.monotonic())
+            ident = s.client.handshake(timeout=min(left, self.clock.notify_ms / 1000))
+            s.version = ident.version or s.version
+            info = MatchInfo(
+                self.match_id,
+                s.seat,
+                tuple(x.name for x in self.seats),
+                self.config,
+                self.clock.decision_ms,
+                self.clock.time_bank_ms,
+            )
+            s.client.start_match(info, timeout=self.clock.notify_ms / 1000)
+        except (SandboxError, BotError) as e:
+            self.fault(s, FaultKind.START, str(e) or type(e).__name__, forfeit=True)
+
+    def sandbox_start_timeout(self) -> float:
+        limits = getattr(self.sandbox, "limits", None)
+        return float(getattr(limits, "start_timeout_s", 20.0))
+
+    def log_path(self, s: _Seat) -> Path:
+        return self.logs_dir / f"seat{s.seat}-{s.name}.log"
+
+    def stop(self) -> None:
+        for s in self.seats:
+            if s.client is not None:
+                s.client.close()
+            if s.bot is not None:
+                s.bot.stop()
+                if s.bot.log_path.exists():
+                    self.logs_dir.mkdir(parents=True, exist_ok=True)
+                    shutil.move(s.bot.log_path, self.log_path(s))
+
+    # -------------------------------------------------------------- play
+
+    def notify(self, reported: int) -> int:
+        st = self.state
+        while reported < len(st.results):
+            for s in self.seats:
+                if s.forfeited or s.client is None:
+                    continue
+                try:
+                    s.client.hand_ended(
+                        self.match_id, st.results[reported], timeout=self.clock.notify_ms / 1000
+                    )
+                except BotCrashed as e:
+                    self.fault(s, FaultKind.CRASH, f"hand_ended: {e}")
+                except BotTimeout as e:
+                    self.fault(s, FaultKind.TIMEOUT, f"hand_ended: {e}")
+                except BotError as e:
+                    self.fault(s, FaultKind.PROTOCOL, f"hand_ended: {e}")
+            reported += 1
+        return reported
+
+    def decide(self, s: _Seat) -> tuple[str, float | None, str]:
+        """One decision for seat ``s``; returns (note, ms, fault text)."""
+        st = self.state
+        if s.forfeited or s.client is None:
+            if st.phase is Phase.START:
+                st.apply(default_action(st))
+            else:
+                apply_turn(st, ())
+            return "", None, "forfeited seat: default play"
+        obs = st.observation(s.seat)
+        legal = st.legal_actions()
+        budget = self.clock.decision_ms + max(0.0, s.bank_ms)
+        t0 = time.perf_counter()
+        try:
+            actions, note = s.client.decide(
+                self.match_id,
+                obs,
+                legal,
+                time_left_ms=int(budget),
+                time_bank_ms=int(max(0.0, s.bank_ms)),
+                timeout=budget / 1000,
+            )
+            error: tuple[FaultKind, str] | None = None
+        except BotTimeout as e:
+            actions, note, error = [], "", (FaultKind.TIMEOUT, str(e) or "deadline exceeded")
+        except BotCrashed as e:
+            actions, note, error = [], "", (FaultKind.CRASH, str(e) or "connection lost")
+        except BotError as e:
+            actions, note, error = [], "", (FaultKind.PROTOCOL, str(e))
+        ms = (time.perf_counter() - t0) * 1000
+        s.decisions += 1
+        s.think_ms += ms
+        if ms > self.clock.decision_ms:
+            s.bank_ms -= ms - self.clock.decision_ms
+        if error is None and s.bank_ms < 0:
+            error = (FaultKind.TIMEOUT, f"answered after {ms:.0f} ms with the time bank spent")
+        fault = ""
+        if error is not None:
+            fault = self.fault(s, *error)
+            if st.phase is Phase.START:
+                st.apply(default_action(st))
+            else:
+                apply_turn(st, ())
+            return note, ms, fault
+        if st.phase is Phase.START:
+            if len(actions) != 1:
+                fault = self.fault(
+                    s, FaultKind.PROTOCOL, f"{len(actions)} actions at the start of a turn, not 1"
+                )
+                st.apply(default_action(st))
+            else:
+                try:
+                    st.apply(actions[0])
+                except ActionError as e:
+                    fault = self.fault(s, FaultKind.ILLEGAL, str(e))
+                    st.apply(default_action(st))
+        else:
+            _, err = apply_turn(st, actions)
+            if err is not None:
+                fault = self.fault(s, FaultKind.ILLEGAL, str(err))
+        return note, ms, fault
+
+    def play(self, replay_path: Path) -> MatchRecord:
+        st = self.state
+        t0 = time.perf_counter()
+        tmp = replay_path.with_suffix(".partial")
+        decisions = 0
+        with ReplayWriter(
+            tmp,
+            st,
+            [s.name for s in self.seats],
+            {"match_id": self.match_id, "bots": [f"{s.name} {s.version}" for s in self.seats]},
+        ) as writer:
+            reported = self.notify(0)
+            while not st.is_over:
+                if self.cancel is not None and self.cancel.is_set():
+                    raise MatchCancelled(self.match_id)
+                s = self.seats[st.to_act]
+                before = len(st.log)
+                note, ms, fault = self.decide(s)
+                decisions += 1
+                new = st.log[before:]
+                for i, (hand, seat, action) in enumerate(new):
+                    writer.action(
+                        action,
+                        seat=seat,
+                        hand=hand,
+                        note=note if i == 0 else "",
+                        ms=ms if i == 0 else None,
+                        fault=fault if i == len(new) - 1 else "",
+                    )
+                writer.sync(st)
+                reported = self.notify(reported)
+        os.replace(tmp, replay_path)
+        assert st.result is not None
+        for s in self.seats:
+            if s.client is not None and not s.forfeited:
+                # The match is decided; a bot that cannot hear it changes nothing.
+                with contextlib.suppress(BotError):
+                    s.client.end_match(
+                        self.match_id, st.result, timeout=self.clock.notify_ms / 1000
+                    )
+        return MatchRecord(
+            match_id=self.match_id,
+            seed=self.seed,
+            bots=tuple(s.name for s in self.seats),
+            placements=st.result.placements,
+            bankrolls=st.result.bankrolls,
+            start_bankroll=self.config.bankroll,
+            hands=st.result.hands,
+            by_cap=st.result.by_cap,
+            decisions=decisions,
+            seconds=time.perf_counter() - t0,
+            seats=tuple(
+                SeatReport(
+                    seat=s.seat,
+                    bot=s.name,
+                    version=s.version,
+                    decisions=s.decisions,
+                    think_ms=round(s.think_ms, 3),
+                    strikes=s.strikes,
+                    forfeited=s.forfeited,
+                    log=str(self.log_path(s)) if s.bot is not None else "",
+                    dropped_log_bytes=s.bot.dropped_log_bytes() if s.bot is not None else 0,
+                )
+                for s in self.seats
+            ),
+            faults=tuple(f for s in self.seats for f in s.faults),
+            replay=str(replay_path),
+        )
+
+
+def run_match(
+    match_id: str,
+    seed: int,
+    bots: Sequence[BotManifest],
+    config: MatchConfig,
+    *,
+    sandbox: Sandbox,
+    workdir: Path,
+    replay_path: Path,
+    logs_dir: Path,
+    clock: TimeControl | None = None,
+    cancel: threading.Event | None = None,
+) -> MatchRecord:
+    """Play one match with ``bots[i]`` in seat ``i``, each started in ``sandbox``.
+
+    The replay is written to ``replay_path`` (as ``.partial`` until the match is over); each
+    bot's output log ends up in ``logs_dir``; ``workdir`` holds sockets and scratch space
+    (keep its path short: unix socket paths are limited to 107 bytes). Bots are always
+    stopped, whatever happens. Setting ``cancel`` makes the match raise MatchCancelled at its
+    next decision.
+    """
+    match = _Match(
+        match_id,
+        seed,
+        bots,
+        config,
+        clock or TimeControl(),
+        sandbox,
+        workdir,
+        logs_dir,
+        cancel,
+    )
+    try:
+        match.start()
+        return match.play(replay_path)
+    finally:
+        match.stop()

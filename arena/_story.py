@@ -1,0 +1,159 @@
+"""Tell a match's story from its replay, hand by hand, cards written as people write them.
+
+A replay viewer is the referee: it shows every hand, including cards no player could see.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from flipflop import (
+    DECK,
+    ActionKind,
+    HandResult,
+    MatchState,
+    Pot,
+    Replay,
+    Termination,
+    action_from_dict,
+    cards_of,
+    hand_total,
+)
+
+__all__ = ["tell"]
+
+
+def _cards(cs: Any) -> str:
+    return " ".join(str(c) for c in cs) or "-"
+
+
+_ENDINGS = {
+    Termination.FIFTY: "{who} holds 49/50: no play",
+    Termination.OUT: "{who} goes out",
+    Termination.TUNK: "{who} tunks out: everyone else pays an extra stake",
+    Termination.DROP: "{who} drops with the lowest hand",
+    Termination.CAUGHT: "{who} drops and is caught: pays an extra stake",
+    Termination.STOCK: "the stock is empty after {who}'s turn: lowest hand wins",
+    Termination.TURN_CAP: "the turn cap ends the hand after {who}'s turn: lowest hand wins",
+}
+
+
+def _settlement(r: HandResult, names: list[str]) -> Iterator[str]:
+    who = names[r.ender] if r.ender is not None else "someone"
+    yield "  " + _ENDINGS[r.termination].format(who=who)
+    if any(h is not None for h in r.shown_hands):
+        shown = [
+            f"{names[s]} {_cards(h)} ({r.totals[s]})"
+            for s, h in enumerate(r.shown_hands)
+            if h is not None
+        ]
+        yield "  shown: " + "; ".join(shown)
+    for pot in (Pot.GAME, Pot.FLIP, Pot.FLOP):
+        wins = [p for p in r.payments if p.pot is pot and p.reason == "win"]
+        if wins:
+            got = ", ".join(f"{names[p.seat]} +{-p.amount}" for p in wins)
+            yield f"  {pot.value} pot: {got}"
+        elif pot is not Pot.GAME:
+            carried = r.carried.flip if pot is Pot.FLIP else r.carried.flop
+            yield f"  {pot.value} pot: nobody eligible holds the suit, {carried} carried over"
+    deltas = ", ".join(f"{names[s]} {d:+d}" for s, d in enumerate(r.deltas) if d)
+    yield f"  net: {deltas or 'no change'}"
+    yield "  bankrolls: " + ", ".join(f"{names[s]} {b}" for s, b in enumerate(r.bankrolls))
+    if r.eliminated:
+        yield "  eliminated: " + ", ".join(names[s] for s in r.eliminated)
+
+
+def _describe(st: MatchState, seat: int, rec: dict[str, Any], names: list[str]) -> str:
+    """Apply one recorded action to ``st`` and describe it."""
+    action = action_from_dict(rec)
+    before = st.hands[seat]
+    top = DECK[st.discard[-1]] if st.discard else None
+    spreads_before = len(st.spread_masks)
+    st.apply(action)
+    who = names[seat]
+    kind = action.kind
+    if kind is ActionKind.DROP:
+        text = f"{who} drops"
+    elif kind is ActionKind.DRAW_STOCK:
+        drawn = cards_of(st.hands[seat] & ~before) if st.hand_number == rec["hand"] else ()
+        text = f"{who} draws {_cards(drawn)} from the stock"
+    elif kind is ActionKind.DRAW_DISCARD:
+        text = f"{who} takes {top} from the discard pile"
+    elif kind is ActionKind.MELD:
+        text = f"{who} melds {_cards(action.cards)}"
+        if spreads_before != len(st.spread_masks) or st.hand_number != rec["hand"]:
+            text += f" (spread {spreads_before})"
+    elif kind is ActionKind.LAY_OFF:
+        text = f"{who} lays {_cards(action.cards)} off on spread {action.target}"
+    else:
+        text = f"{who} discards {_cards(action.cards)}"
+    extra = []
+    if rec.get("note"):
+        extra.append(f"note: {rec['note']}")
+    if rec.get("fault"):
+        extra.append(f"FAULT {rec['fault']}")
+    return text + (f"   [{'; '.join(extra)}]" if extra else "")
+
+
+def tell(rep: Replay, hand: int | None = None) -> Iterator[str]:
+    """Lines telling the match (or just hand ``hand``)."""
+    st = rep.new_state()
+    names = list(rep.players) or [f"seat {i}" for i in range(rep.config.seats)]
+    cfg = rep.config
+
+    def wanted(h: int) -> bool:
+        return hand is None or hand == h
+
+    if hand is None:
+        yield (
+            f"{cfg.seats} players: {', '.join(names)}; stake {cfg.stake}, "
+            f"bankroll {cfg.bankroll}, seed {rep.seed}"
+        )
+    actions = rep.actions
+    i = told = 0
+    headed: set[int] = set()
+    while True:
+        # Settlements not told yet: hands that ended (49/50 hands end without any action).
+        while told < len(st.results) and (
+            st.is_over or st.results[told].hand_number < st.hand_number
+        ):
+            r = st.results[told]
+            if wanted(r.hand_number):
+                if r.hand_number not in headed:
+                    yield ""
+                    yield f"Hand {r.hand_number}: dealer {names[r.dealer]}, flip card {r.flip_card}"
+                yield from _settlement(r, names)
+            told += 1
+        if st.is_over:
+            break
+        h = st.hand_number
+        if wanted(h):
+            headed.add(h)
+            flip = DECK[st.flip_card]
+            yield ""
+            yield (
+                f"Hand {h}: dealer {names[st.dealer]}, flip card {flip}"
+                f" (flop suit {flip.suit.partner.symbol})"
+            )
+            for s in range(cfg.seats):
+                if st.active[s]:
+                    tag = ", all in" if st.all_in[s] else ""
+                    yield (
+                        f"  {names[s]}: {_cards(cards_of(st.hands[s]))}"
+                        f" ({hand_total(st.hands[s])}{tag})"
+                    )
+        while i < len(actions) and not st.is_over and st.hand_number == h:
+            line = _describe(st, actions[i]["seat"], actions[i], names)
+            i += 1
+            if wanted(h):
+                yield "  " + line
+        if not st.is_over and st.hand_number == h:
+            yield "  (the replay ends here: the match was not finished)"
+            return
+    if hand is None and st.result is not None:
+        yield ""
+        res = st.result
+        yield "Result: " + ", ".join(
+            f"{res.placements[s]}. {names[s]} ({res.bankrolls[s]} chips)" for s in res.order
+        )

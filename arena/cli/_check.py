@@ -1,0 +1,66 @@
+"""``arena check``: the SDK's conformance check, run on a bot started in a sandbox."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from arena._bundled import resolve_bot
+from arena._errors import ArenaError
+from arena.cli._errors import ArenaCliError
+from arena.cli._options import sandbox_option
+from arena.sandbox import SandboxLimits, choose_sandbox
+from flipflop import BotError, check_bot, format_report
+
+__all__ = ["check"]
+
+
+@click.command()
+@click.argument("bot_dir")
+@click.option(
+    "--matches",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="Random matches to drive the bot through.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of those matches.")
+@sandbox_option
+def check(bot_dir: str, matches: int, seed: int, sandbox: str) -> None:
+    r"""Run the conformance check on the bot in BOT_DIR (or a bundled bot's name).
+
+    The bot is started in a sandbox and driven over the real gRPC protocol through many
+    random situations: handshake, health check, concurrent matches, every answer checked for
+    form, legality and time. Every problem is listed; the exit code is 1 if there was any.
+
+    \b
+    Example:
+        arena check ./mybot
+    """
+    scratch = Path(tempfile.mkdtemp(prefix="ffa-check-"))
+    try:
+        manifest = resolve_bot(bot_dir)
+        box = choose_sandbox(sandbox, SandboxLimits())
+        click.echo(f"checking {manifest.name} {manifest.version} ({box.isolation})", err=True)
+        running = box.start(manifest, scratch / "bot", "check")
+        try:
+            report = check_bot(running.endpoint, matches=matches, seed=seed)
+        finally:
+            running.stop()
+            box.close()
+        log = running.log_path
+        click.echo(format_report(report))
+        if not report.ok:
+            if log.exists() and log.stat().st_size:
+                click.echo(f"\nthe bot's output (last lines of {log.name}):", err=True)
+                tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-20:]
+                click.echo("\n".join(tail), err=True)
+            sys.exit(1)
+    except (ArenaError, BotError, ValueError) as e:
+        raise ArenaCliError(str(e)) from e
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

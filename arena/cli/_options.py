@@ -1,0 +1,43 @@
+"""Options shared by several commands, as reusable decorators."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+__all__ = ["sandbox_option", "time_options"]
+
+
+def sandbox_option(f: F) -> F:
+    """``--sandbox auto|docker|process``."""
+    return click.option(
+        "--sandbox",
+        type=click.Choice(["auto", "docker", "process"]),
+        default="auto",
+        show_default=True,
+        help="Where bots run: a Docker container each (docker), a limited child process "
+        "(process: weaker isolation, for your own bots), or Docker when an engine answers "
+        "and the process sandbox otherwise (auto).",
+    )(f)
+
+
+def time_options(f: F) -> F:
+    """``--decision-ms`` and ``--time-bank-ms``."""
+    f = click.option(
+        "--time-bank-ms",
+        type=click.IntRange(min=0),
+        default=30_000,
+        show_default=True,
+        help="Per-match reserve a bot draws on when a decision runs past --decision-ms.",
+    )(f)
+    return click.option(
+        "--decision-ms",
+        type=click.IntRange(min=1),
+        default=1000,
+        show_default=True,
+        help="Deadline for one decision, in milliseconds.",
+    )(f)

@@ -1,0 +1,416 @@
+"""The process sandbox: a bot as a child process with resource limits.
+
+Weaker isolation than Docker, and labelled so in every output: fine for your own bots, never
+for untrusted submissions. What it does (docs/sandbox.md lists what it cannot do):
+
+- a copy of the bot directory as its working directory, and its own scratch ``tmp/``;
+- a scrubbed environment (``PATH``, ``HOME``, ``TMPDIR``, ``LANG`` and the socket only);
+- limits on address space, CPU seconds, file size and open files;
+- its own empty network namespace where the OS allows (``unshare --net``), so no network;
+- when the arena runs as root: each bot runs as a user id of its own, never used by anything
+  else (``setpriv``, no capabilities, ``no-new-privs``), so it cannot read root's files nor
+  another bot's, nor its own output log; and its limit on processes and threads
+  (``RLIMIT_NPROC``) counts that bot alone;
+- on stop: its process group is killed, then every process left with its user id or in its
+  network namespace (those that escaped the group with ``setsid``);
+- a watchdog process kills what is left if the arena dies without stopping its bots.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import resource
+import secrets
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from arena._errors import SandboxError
+from arena.sandbox._base import SandboxKind, SandboxLimits, StderrCapture
+from flipflop import BotManifest
+
+__all__ = ["ProcessSandbox"]
+
+# Each bot (arena running as root) gets a user id drawn from this range: far above the ids
+# of real accounts and of the usual subordinate-id ranges of user namespaces.
+_UID_RANGE = (0x60000000, 0x70000000)
+_PATH = "/usr/local/bin:/usr/bin:/bin"
+
+
+@functools.cache
+def _can_unshare_net() -> bool:
+    """True if ``unshare --net`` works here (root, or user namespaces allowed)."""
+    exe = shutil.which("unshare")
+    if exe is None:
+        return False
+    for args in (["--net"], ["--net", "--map-root-user"]):
+        try:
+            r = subprocess.run([exe, *args, "true"], capture_output=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if r.returncode == 0:
+            return True
+    return False
+
+
+def _setpriv(uid: int) -> list[str]:
+    return [
+        "setpriv",
+        f"--reuid={uid}",
+        f"--regid={uid}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+        "--",
+    ]
+
+
+@functools.cache
+def _drop_privileges() -> str | None:
+    """None if bots can run as an unprivileged user of their own; else why not.
+
+    Checks that such a user can run this interpreter and import the SDK: an interpreter
+    under a private home directory (``/root/.pyenv``) may not be.
+    """
+    if os.geteuid() != 0:
+        return "the arena does not run as root"
+    if shutil.which("setpriv") is None:
+        return "setpriv is not installed"
+    probe = [*_setpriv(_UID_RANGE[0]), sys.executable, "-c", "import flipflop, grpc"]
+    try:
+        r = subprocess.run(
+            probe, capture_output=True, text=True, timeout=60, cwd="/", env={"PATH": _PATH}
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"cannot run setpriv: {e}"
+    if r.returncode != 0:
+        last = (r.stderr.strip().splitlines() or ["no output"])[-1]
+        return f"an unprivileged user cannot run {sys.executable} with the SDK ({last})"
+    return None
+
+
+def _net_ns(pid: int) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/net")
+    except OSError:
+        return ""
+
+
+def _pids(match: Callable[[int], bool]) -> list[int]:
+    """Processes (by /proc) for which ``match(pid)`` holds; none where there is no /proc."""
+    out = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                pid = int(entry.name)
+                with contextlib.suppress(OSError):
+                    if pid != os.getpid() and match(pid):
+                        out.append(pid)
+    return out
+
+
+def _kill_all(match: Callable[[int], bool]) -> None:
+    """SIGKILL every process ``match`` picks, again until none is left (a fork bomb forks on)."""
+    for _ in range(100):
+        pids = _pids(match)
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.01)
+
+
+def _owned_by(uid: int) -> Callable[[int], bool]:
+    return lambda pid: os.stat(f"/proc/{pid}").st_uid == uid
+
+
+def _in_net_ns(ns: str) -> Callable[[int], bool]:
+    return lambda pid: _net_ns(pid) == ns
+
+
+def _kill_leftovers(pgid: int, uid: int | None, ns: str) -> None:
+    """Kill a bot's process group, then whatever escaped it (by user id or network ns)."""
+    with contextlib.suppress(OSError):
+        os.killpg(pgid, signal.SIGKILL)
+    if uid is not None:
+        _kill_all(_owned_by(uid))
+    if ns and ns != _net_ns(os.getpid()):
+        _kill_all(_in_net_ns(ns))
+
+
+class _Watchdog:
+    """A separate process that kills every bot left running when the arena dies.
+
+    The arena writes ``+pgid uid netns`` when a bot starts and ``-pgid`` when it has stopped
+    it; when the pipe closes (the arena exited or was killed, even with SIGKILL), the watchdog
+    kills what is still listed.
+    """
+
+    def __init__(self) -> None:
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+
+    def _send(self, line: str) -> None:
+        with self._lock:
+            if self._proc is None or self._proc.poll() is not None:
+                self._proc = subprocess.Popen(
+                    [sys.executable, "-m", "arena.sandbox._process", "--watch"],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,  # Ctrl-C must not reach it
+                )
+            assert self._proc.stdin is not None
+            with contextlib.suppress(OSError):
+                self._proc.stdin.write(line.encode() + b"\n")
+                self._proc.stdin.flush()
+
+    def started(self, pgid: int, uid: int | None, ns: str) -> None:
+        self._send(f"+{pgid} {uid if uid is not None else '-'} {ns or '-'}")
+
+    def stopped(self, pgid: int) -> None:
+        self._send(f"-{pgid}")
+
+    def close(self) -> None:
+        with self._lock:
+            proc, self._proc = self._proc, None
+        if proc is not None:
+            proc.kill()  # every bot is stopped: nothing for it to do
+            proc.wait()
+            if proc.stdin is not None:
+                with contextlib.suppress(OSError):
+                    proc.stdin.close()
+
+
+def _watch() -> None:
+    """The watchdog's main loop (``python -m arena.sandbox._process --watch``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    listed: dict[int, tuple[int | None, str]] = {}
+    for raw in sys.stdin:
+        parts = raw.split()
+        if not parts:
+            continue
+        if parts[0].startswith("+") and len(parts) == 3:
+            uid = None if parts[1] == "-" else int(parts[1])
+            listed[int(parts[0][1:])] = (uid, "" if parts[2] == "-" else parts[2])
+        elif parts[0].startswith("-"):
+            listed.pop(int(parts[0][1:]), None)
+    for pgid, (uid, ns) in listed.items():
+        _kill_leftovers(pgid, uid, ns)
+
+
+class _ProcessBot:
+    def __init__(
+        self,
+        sandbox: ProcessSandbox,
+        proc: subprocess.Popen[bytes],
+        endpoint: str,
+        workdir: Path,
+        log: StderrCapture,
+        uid: int | None,
+    ) -> None:
+        self.proc = proc
+        self.endpoint = endpoint
+        self.workdir = workdir
+        self.log_path = log.path
+        self.uid = uid
+        self._sandbox = sandbox
+        self._log = log
+        self._stopped = False
+        self._lock = threading.Lock()
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def dropped_log_bytes(self) -> int:
+        return self._log.dropped
+
+    def stop(self) -> None:
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+        ns = _net_ns(self.proc.pid) if self._sandbox.netns else ""
+        with contextlib.suppress(OSError):
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(1.0)
+        # Whatever is left, including children that left the group with setsid.
+        _kill_leftovers(self.proc.pid, self.uid, ns)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(5.0)
+        self._sandbox._watchdog.stopped(self.proc.pid)
+        self._log.join()
+        for sub in ("bot", "tmp", "sock"):
+            shutil.rmtree(self.workdir / sub, ignore_errors=True)
+        self._sandbox._forget(self)
+
+
+class ProcessSandbox:
+    """Runs each bot as a limited child process (see the module docstring)."""
+
+    kind = SandboxKind.PROCESS
+
+    def __init__(self, limits: SandboxLimits | None = None) -> None:
+        self.limits = limits or SandboxLimits()
+        self.netns = _can_unshare_net()
+        why_not = _drop_privileges()
+        self.own_user = why_not is None
+        parts = ["process sandbox (weaker isolation: for your own bots, not untrusted code)"]
+        parts.append("no network" if self.netns else "NETWORK NOT ISOLATED")
+        if self.own_user:
+            parts.append("each bot as its own unprivileged user")
+        elif os.geteuid() == 0:
+            parts.append(f"BOTS RUN AS ROOT: {why_not}")
+        self.isolation = ", ".join(parts)
+        self._running: set[_ProcessBot] = set()
+        self._lock = threading.Lock()
+        self._watchdog = _Watchdog()
+
+    def _command(self, bot: BotManifest, sock: Path, uid: int | None) -> list[str]:
+        cmd = list(bot.command)
+        if cmd[0] in ("python", "python3"):
+            # The bot runs on the arena's interpreter, which has the flipflop SDK installed.
+            cmd[0] = sys.executable
+        cmd += ["--listen", f"unix:{sock}"]
+        prefix: list[str] = []
+        if self.netns:
+            prefix += ["unshare", "--net"] + ([] if os.geteuid() == 0 else ["--map-root-user"])
+        if uid is not None:
+            prefix += _setpriv(uid)
+        return prefix + cmd
+
+    def _limits(self, uid: int | None) -> Callable[[], None]:
+        lim = self.limits
+        mb = 1024 * 1024
+
+        def apply() -> None:
+            """Runs in the child between fork and exec: plain system calls only."""
+            resource.setrlimit(resource.RLIMIT_AS, (lim.memory_mb * mb, lim.memory_mb * mb))
+            resource.setrlimit(resource.RLIMIT_CPU, (lim.cpu_seconds, lim.cpu_seconds + 5))
+            size = lim.file_size_mb * mb
+            resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+            resource.setrlimit(resource.RLIMIT_NOFILE, (lim.open_files, lim.open_files))
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            if uid is not None:
+                # Counts the processes and threads of the bot's own user: of this bot alone.
+                resource.setrlimit(resource.RLIMIT_NPROC, (lim.pids, lim.pids))
+
+        return apply
+
+    def start(self, bot: BotManifest, workdir: Path, label: str) -> _ProcessBot:
+        """Copy the bot into ``workdir/bot`` and start it serving on ``workdir/sock``."""
+        workdir = workdir.resolve()
+        uid = secrets.randbelow(_UID_RANGE[1] - _UID_RANGE[0]) + _UID_RANGE[0]
+        uid_or_none = uid if self.own_user else None
+        try:
+            workdir.mkdir(parents=True, exist_ok=True)
+            code = workdir / "bot"
+            shutil.rmtree(code, ignore_errors=True)
+            shutil.copytree(bot.path, code, ignore=shutil.ignore_patterns("__pycache__", ".*"))
+            tmp = workdir / "tmp"
+            sock_dir = workdir / "sock"
+            for d in (tmp, sock_dir):
+                d.mkdir(exist_ok=True)
+            if uid_or_none is not None:
+                _hand_over(workdir, uid)
+        except OSError as e:
+            raise SandboxError(f"{bot.name}: cannot prepare {workdir}: {e}") from e
+        sock = sock_dir / "bot.sock"
+        env = {
+            "PATH": _PATH,
+            "HOME": str(tmp),
+            "TMPDIR": str(tmp),
+            "LANG": "C.UTF-8",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONUNBUFFERED": "1",
+            # glibc reserves 64 MB of address space per malloc arena (one per thread, up to
+            # 8 per core): with the address-space limit, a gRPC server's threads would not fit.
+            "MALLOC_ARENA_MAX": "2",
+            "FLIPFLOP_LISTEN": f"unix:{sock}",
+            "FLIPFLOP_SANDBOX": "process",
+        }
+        try:
+            proc = subprocess.Popen(
+                self._command(bot, sock, uid_or_none),
+                cwd=code,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                # setrlimit calls only: safe between fork and exec, threads or not
+                preexec_fn=self._limits(uid_or_none),
+            )
+        except OSError as e:
+            raise SandboxError(f"{bot.name}: cannot start {bot.command[0]!r}: {e}") from e
+        ns = ""
+        if self.netns:
+            # The bot's namespace, once unshare has made it (never the arena's own).
+            for _ in range(100):
+                ns = _net_ns(proc.pid)
+                if ns and ns != _net_ns(os.getpid()):
+                    break
+                ns = ""
+                time.sleep(0.002)
+        self._watchdog.started(proc.pid, uid_or_none, ns)
+        assert proc.stdout is not None
+        log = StderrCapture(proc.stdout, workdir / "output.log", self.limits.log_bytes)
+        running = _ProcessBot(self, proc, f"unix:{sock}", workdir, log, uid_or_none)
+        with self._lock:
+            self._running.add(running)
+        return running
+
+    def _forget(self, bot: _ProcessBot) -> None:
+        with self._lock:
+            self._running.discard(bot)
+
+    def close(self) -> None:
+        """Stop every bot this sandbox started."""
+        with self._lock:
+            bots = list(self._running)
+        for b in bots:
+            b.stop()
+        self._watchdog.close()
+
+
+def _hand_over(workdir: Path, uid: int) -> None:
+    """Give the bot's directories (``bot``, ``tmp``, ``sock``) to its user, private (0700).
+
+    ``workdir`` itself stays the arena's, so the bot cannot touch ``output.log`` (nor swap it
+    for a link to a file it may not read). The socket is bound by absolute path, so
+    ``workdir`` and every directory above it must be searchable by the bot: those that are
+    not (``mkdtemp`` makes them private) get ``o+x`` only, enough to pass, not to list.
+    """
+    for sub in ("bot", "tmp", "sock"):
+        top = workdir / sub
+        for root, dirs, files in os.walk(top):
+            for name in [*dirs, *files]:
+                os.lchown(os.path.join(root, name), uid, uid)
+        os.chown(top, uid, uid)
+        os.chmod(top, 0o700)
+    for d in (workdir, *workdir.parents):
+        st = d.stat()
+        if st.st_mode & stat.S_IXOTH:
+            continue
+        if st.st_uid != os.geteuid():
+            break  # not ours to open up; the bot will say it cannot bind its socket
+        os.chmod(d, stat.S_IMODE(st.st_mode) | stat.S_IXOTH)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--watch"]:
+        _watch()
+    else:
+        print("usage: python -m arena.sandbox._process --watch", file=sys.stderr)
+        sys.exit(2)
