@@ -23,7 +23,7 @@ __all__ = ["main"]
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.version_option(__version__, prog_name="arena")
 def main() -> None:
-    r"""Run bots for the card game Game, Flip, Flop against each other.
+    """Run bots for the card game Game, Flip, Flop against each other.
 
     \b
     Examples:
@@ -37,7 +37,12 @@ def main() -> None:
 
 @main.command()
 def version() -> None:
-    """Print the versions of the arena and of the flipflop SDK it runs."""
+    """Print the versions of the arena and of the flipflop SDK it runs.
+
+    \b
+    Example:
+        arena version
+    """
     click.echo(f"arena {__version__}")
     click.echo(f"flipflop {_sdk_version()}")
 

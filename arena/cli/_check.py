@@ -31,7 +31,7 @@ __all__ = ["check"]
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of those matches.")
 @sandbox_option
 def check(bot_dir: str, matches: int, seed: int, sandbox: str) -> None:
-    r"""Run the conformance check on the bot in BOT_DIR (or a bundled bot's name).
+    """Run the conformance check on the bot in BOT_DIR (or a bundled bot's name).
 
     The bot is started in a sandbox and driven over the real gRPC protocol through many
     random situations: handshake, health check, concurrent matches, every answer checked for

@@ -24,7 +24,7 @@ __all__ = ["new_bot"]
     help="Where to create the bot directory.",
 )
 def new_bot(name: str, parent: Path) -> None:
-    r"""Create a bot directory NAME from a template that passes the conformance check.
+    """Create a bot directory NAME from a template that passes the conformance check.
 
     \b
     Example:

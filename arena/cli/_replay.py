@@ -17,7 +17,7 @@ __all__ = ["replay"]
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--hand", type=click.IntRange(min=1), help="Tell only this hand.")
 def replay(file: Path, hand: int | None) -> None:
-    r"""Tell a match's story from its replay FILE, hand by hand.
+    """Tell a match's story from its replay FILE, hand by hand.
 
     Every hand is shown as dealt (the replay is the referee's view), then each action, the
     settlement and the bankrolls. The replay is re-run through the engine first, so a file

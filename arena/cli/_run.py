@@ -158,7 +158,7 @@ def run(
     bankroll: int,
     hand_cap: int,
 ) -> None:
-    r"""Play a local ladder of BOTS and print the standings.
+    """Play a local ladder of BOTS and print the standings.
 
     BOTS are names of bundled bots or paths to bot directories; with none, every bundled
     bot plays. Matches are ranked by bankroll survival (who outlasts whom, chips as the

@@ -1,0 +1,217 @@
+"""Ladder throughput over gRPC, bots in separate processes, against the in-process engine.
+
+Run: ``python benchmarks/ladder.py [--matches N] [--hand-cap H] [--bots random greedy counter]``.
+
+One fixed ladder (the bundled bots at one table of 3, duplicate deals, ladder seed 1) is
+played three times in the same run:
+
+(a) in-process: each planned match played by ``flipflop.play_match`` with fresh bot
+    instances loaded from the bots' directories, same seeds and seats as the ladder — the
+    engine and the bots' own thinking, nothing else;
+(b) ``run_ladder`` with ``jobs=1``: every seat's bot a child process of the process sandbox,
+    talking gRPC over a unix socket, one match at a time — what ``arena run --jobs 1
+    --sandbox process`` does, less the printing;
+(c) the same with ``jobs=2``.
+
+Prints decisions/s and hands/s for each, the ratios to (a) and of (c) to (b), and whether the
+three produced the same matches (placements, bankrolls, hands, decisions): they should,
+since the bots are deterministic given the match id and seat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from arena._bundled import resolve_bot
+from arena._ladder import LadderSpec, run_ladder
+from arena._plan import plan_ladder
+from arena.sandbox import ProcessSandbox
+from flipflop import (
+    Action,
+    Bot,
+    HandResult,
+    MatchInfo,
+    MatchResult,
+    Observation,
+    load_bot,
+    play_match,
+)
+
+Outcome = tuple[tuple[int, ...], tuple[int, ...], int, int]
+"""What must agree between two plays of a match: placements, bankrolls, hands, decisions."""
+
+
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    """One way of playing the ladder, timed."""
+
+    label: str
+    seconds: float
+    hands: int
+    decisions: int
+    outcomes: dict[str, Outcome]
+    faults: int = 0
+
+    @property
+    def decisions_per_s(self) -> float:
+        """Decisions per wall-clock second."""
+        return self.decisions / self.seconds
+
+    @property
+    def hands_per_s(self) -> float:
+        """Hands per wall-clock second."""
+        return self.hands / self.seconds
+
+
+class _Counted(Bot):
+    """Passes every call to ``inner``, counting its decisions (start_turn and play_turn)."""
+
+    def __init__(self, inner: Bot) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.version = inner.version
+        self.decisions = 0
+
+    def start_match(self, info: MatchInfo) -> None:
+        self.inner.start_match(info)
+
+    def start_turn(self, obs: Observation, legal: Sequence[Action]) -> Action:
+        self.decisions += 1
+        return self.inner.start_turn(obs, legal)
+
+    def play_turn(self, obs: Observation, legal: Sequence[Action]) -> Sequence[Action]:
+        self.decisions += 1
+        return self.inner.play_turn(obs, legal)
+
+    def hand_ended(self, result: HandResult) -> None:
+        self.inner.hand_ended(result)
+
+    def end_match(self, result: MatchResult) -> None:
+        self.inner.end_match(result)
+
+
+def in_process(spec: LadderSpec) -> Measurement:
+    """Play the ladder's planned matches with ``play_match``; bots are loaded before timing."""
+    plan = plan_ladder(
+        [b.name for b in spec.bots],
+        matches=spec.matches,
+        table_size=spec.table_size,
+        seed=spec.seed,
+        duplicate=spec.duplicate,
+    )
+    paths = {b.name: b.path for b in spec.bots}
+    tables = [[_Counted(load_bot(paths[name])) for name in p.bots] for p in plan]
+    config = spec.config()
+    outcomes: dict[str, Outcome] = {}
+    hands = 0
+    t0 = time.perf_counter()
+    for p, bots in zip(plan, tables, strict=True):
+        # Not strict: a refused action gets the runner's default, as over gRPC.
+        st = play_match(bots, config, p.seed, strict=False, match_id=p.match_id)
+        assert st.result is not None
+        decisions = sum(b.decisions for b in bots)
+        outcomes[p.match_id] = (
+            tuple(st.result.placements),
+            tuple(st.result.bankrolls),
+            st.result.hands,
+            decisions,
+        )
+        hands += st.result.hands
+    seconds = time.perf_counter() - t0
+    return Measurement(
+        "in-process engine (play_match)",
+        seconds,
+        hands,
+        sum(o[3] for o in outcomes.values()),
+        outcomes,
+    )
+
+
+def over_grpc(spec: LadderSpec, jobs: int) -> Measurement:
+    """Play the ladder with ``run_ladder`` in a fresh process sandbox, output to a temp dir."""
+    with tempfile.TemporaryDirectory(prefix="ffa-bench-") as tmp:
+        t0 = time.perf_counter()
+        result = run_ladder(spec, Path(tmp) / "out", sandbox=ProcessSandbox(), jobs=jobs)
+        seconds = time.perf_counter() - t0
+    if result.interrupted or len(result.records) != result.planned:
+        sys.exit(f"--jobs {jobs}: {len(result.records)} of {result.planned} matches finished")
+    outcomes: dict[str, Outcome] = {
+        r["match_id"]: (tuple(r["placements"]), tuple(r["bankrolls"]), r["hands"], r["decisions"])
+        for r in result.records
+    }
+    return Measurement(
+        f"gRPC, process sandbox, --jobs {jobs}",
+        seconds,
+        sum(r["hands"] for r in result.records),
+        sum(r["decisions"] for r in result.records),
+        outcomes,
+        faults=sum(len(r["faults"]) for r in result.records),
+    )
+
+
+def main() -> None:
+    """Play the ladder three ways and print the table."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--bots", nargs="+", default=["random", "greedy", "counter"])
+    p.add_argument("--matches", type=int, default=6, help="matches (whole seat rotations)")
+    p.add_argument("--hand-cap", type=int, default=60, help="hands after which a match ends")
+    p.add_argument("--seed", type=int, default=1, help="ladder seed")
+    args = p.parse_args()
+
+    bots = tuple(resolve_bot(b) for b in args.bots)
+    spec = LadderSpec(
+        bots=bots,
+        matches=args.matches,
+        table_size=len(bots),
+        seed=args.seed,
+        hand_cap=args.hand_cap,
+    )
+    warm = ProcessSandbox()  # probes unshare/setpriv once (cached), outside the timings
+    isolation = warm.isolation
+    warm.close()
+
+    plays: list[tuple[str, Callable[[], Measurement]]] = [
+        ("in-process", lambda: in_process(spec)),
+        ("--jobs 1", lambda: over_grpc(spec, 1)),
+        ("--jobs 2", lambda: over_grpc(spec, 2)),
+    ]
+    runs = []
+    for label, measure in plays:
+        print(f"playing {label} …", file=sys.stderr, flush=True)
+        runs.append(measure())
+    base, one, two = runs
+
+    print(
+        f"ladder: {' '.join(args.bots)} at a table of {spec.table_size}, "
+        f"{len(base.outcomes)} matches (duplicate deals, seed {spec.seed}), "
+        f"hand cap {spec.hand_cap}; {os.cpu_count()} CPUs"
+    )
+    print(f"per ladder: {base.hands} hands, {base.decisions} decisions; sandbox: {isolation}")
+    print()
+    print(f"{'':34s} {'wall s':>7s} {'decisions/s':>12s} {'hands/s':>9s} {'vs in-process':>14s}")
+    for m in runs:
+        print(
+            f"{m.label:34s} {m.seconds:7.2f} {m.decisions_per_s:12.0f} {m.hands_per_s:9.1f} "
+            f"{m.decisions_per_s / base.decisions_per_s:13.2f}x"
+        )
+    print()
+    print(f"--jobs 2 / --jobs 1:        {two.decisions_per_s / one.decisions_per_s:.2f}x")
+    print(f"in-process / --jobs 1:      {base.decisions_per_s / one.decisions_per_s:.2f}x")
+    print(f"in-process / --jobs 2:      {base.decisions_per_s / two.decisions_per_s:.2f}x")
+    for m in (one, two):
+        same = m.outcomes == base.outcomes
+        print(
+            f"{m.label}: {'same' if same else 'DIFFERENT'} matches as in-process, "
+            f"{m.faults} bot faults"
+        )
+
+
+if __name__ == "__main__":
+    main()
