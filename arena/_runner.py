@@ -200,7 +200,7 @@ class _Match:
             s.bot = self.sandbox.start(s.manifest, self.workdir / f"seat{s.seat}", label)
             s.client = BotClient(s.bot.endpoint)
             ready_by = time.monotonic() + self.sandbox_start_timeout()
-            s.client.wait_ready(timeout=self.sandbox_start_timeout())
+            self._wait_ready(s, s.bot, s.client, ready_by)
             left = max(0.5, ready_by - time.monotonic())
             ident = s.client.handshake(timeout=min(left, self.clock.notify_ms / 1000))
             s.version = ident.version or s.version
@@ -215,6 +215,20 @@ class _Match:
             s.client.start_match(info, timeout=self.clock.notify_ms / 1000)
         except (SandboxError, BotError) as e:
             self.fault(s, FaultKind.START, str(e) or type(e).__name__, forfeit=True)
+
+    @staticmethod
+    def _wait_ready(s: _Seat, bot: RunningBot, client: BotClient, ready_by: float) -> None:
+        """Wait for the bot's health check, but give up at once if the bot has exited."""
+        while True:
+            left = ready_by - time.monotonic()
+            try:
+                client.wait_ready(timeout=max(0.05, min(0.5, left)))
+                return
+            except BotError as e:
+                if not bot.alive():
+                    raise SandboxError(f"{s.name} exited while starting") from None
+                if left <= 0.5:
+                    raise BotTimeout("not ready (health SERVING) in time", s.name) from e
 
     def sandbox_start_timeout(self) -> float:
         limits = getattr(self.sandbox, "limits", None)

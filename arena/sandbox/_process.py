@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import resource
 import secrets
 import shutil
 import signal
@@ -218,8 +217,10 @@ class _ProcessBot:
         workdir: Path,
         log: StderrCapture,
         uid: int | None,
+        net_ns: str,
     ) -> None:
         self.proc = proc
+        self.net_ns = net_ns
         self.endpoint = endpoint
         self.workdir = workdir
         self.log_path = log.path
@@ -240,13 +241,12 @@ class _ProcessBot:
             if self._stopped:
                 return
             self._stopped = True
-        ns = _net_ns(self.proc.pid) if self._sandbox.netns else ""
         with contextlib.suppress(OSError):
             os.killpg(self.proc.pid, signal.SIGTERM)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(1.0)
         # Whatever is left, including children that left the group with setsid.
-        _kill_leftovers(self.proc.pid, self.uid, ns)
+        _kill_leftovers(self.proc.pid, self.uid, self.net_ns)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(5.0)
         self._sandbox._watchdog.stopped(self.proc.pid)
@@ -266,8 +266,11 @@ class ProcessSandbox:
         self.netns = _can_unshare_net()
         why_not = _drop_privileges()
         self.own_user = why_not is None
+        self.rlimits = shutil.which("prlimit") is not None
         parts = ["process sandbox (weaker isolation: for your own bots, not untrusted code)"]
         parts.append("no network" if self.netns else "NETWORK NOT ISOLATED")
+        if not self.rlimits:
+            parts.append("NO RESOURCE LIMITS: prlimit (util-linux) is not installed")
         if self.own_user:
             parts.append("each bot as its own unprivileged user")
         elif os.geteuid() == 0:
@@ -283,30 +286,36 @@ class ProcessSandbox:
             # The bot runs on the arena's interpreter, which has the flipflop SDK installed.
             cmd[0] = sys.executable
         cmd += ["--listen", f"unix:{sock}"]
-        prefix: list[str] = []
+        prefix = self._limits(uid)
         if self.netns:
             prefix += ["unshare", "--net"] + ([] if os.geteuid() == 0 else ["--map-root-user"])
         if uid is not None:
             prefix += _setpriv(uid)
         return prefix + cmd
 
-    def _limits(self, uid: int | None) -> Callable[[], None]:
+    def _limits(self, uid: int | None) -> list[str]:
+        """``prlimit`` arguments that set the bot's limits before it is exec'd.
+
+        A wrapper command, not ``preexec_fn``: Python code between fork and exec in a process
+        whose other threads use gRPC can leave the child with gRPC's poller in a broken state
+        (seen here: "epoll_wait error: Bad file descriptor" and a bot that never starts).
+        """
+        if not self.rlimits:
+            return []
         lim = self.limits
         mb = 1024 * 1024
-
-        def apply() -> None:
-            """Runs in the child between fork and exec: plain system calls only."""
-            resource.setrlimit(resource.RLIMIT_AS, (lim.memory_mb * mb, lim.memory_mb * mb))
-            resource.setrlimit(resource.RLIMIT_CPU, (lim.cpu_seconds, lim.cpu_seconds + 5))
-            size = lim.file_size_mb * mb
-            resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
-            resource.setrlimit(resource.RLIMIT_NOFILE, (lim.open_files, lim.open_files))
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-            if uid is not None:
-                # Counts the processes and threads of the bot's own user: of this bot alone.
-                resource.setrlimit(resource.RLIMIT_NPROC, (lim.pids, lim.pids))
-
-        return apply
+        args = [
+            "prlimit",
+            f"--as={lim.memory_mb * mb}",
+            f"--cpu={lim.cpu_seconds}:{lim.cpu_seconds + 5}",
+            f"--fsize={lim.file_size_mb * mb}",
+            f"--nofile={lim.open_files}",
+            "--core=0",
+        ]
+        if uid is not None:
+            # Counts the processes and threads of the bot's own user: of this bot alone.
+            args.append(f"--nproc={lim.pids}")
+        return [*args, "--"]
 
     def start(self, bot: BotManifest, workdir: Path, label: str) -> _ProcessBot:
         """Copy the bot into ``workdir/bot`` and start it serving on ``workdir/sock``."""
@@ -349,8 +358,6 @@ class ProcessSandbox:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
-                # setrlimit calls only: safe between fork and exec, threads or not
-                preexec_fn=self._limits(uid_or_none),
             )
         except OSError as e:
             raise SandboxError(f"{bot.name}: cannot start {bot.command[0]!r}: {e}") from e
@@ -365,8 +372,12 @@ class ProcessSandbox:
                 time.sleep(0.002)
         self._watchdog.started(proc.pid, uid_or_none, ns)
         assert proc.stdout is not None
-        log = StderrCapture(proc.stdout, workdir / "output.log", self.limits.log_bytes)
-        running = _ProcessBot(self, proc, f"unix:{sock}", workdir, log, uid_or_none)
+        log_path = workdir / "output.log"
+        # Private to the arena: another bot knowing the path must not read this one's output.
+        os.close(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
+        os.chmod(log_path, 0o600)
+        log = StderrCapture(proc.stdout, log_path, self.limits.log_bytes)
+        running = _ProcessBot(self, proc, f"unix:{sock}", workdir, log, uid_or_none, ns)
         with self._lock:
             self._running.add(running)
         return running

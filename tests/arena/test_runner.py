@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -110,9 +111,9 @@ def test_a_bot_sleeping_past_its_deadline_is_struck_then_forfeited(
     tmp_path: Path, make_bot: Callable[..., Path]
 ) -> None:
     """Sleeping past decision + bank is a TIMEOUT; three strikes forfeit the seat."""
-    bot = make_bot("sleeper", start="time.sleep(3.0)")
+    bot = make_bot("sleeper", start="time.sleep(600)")
     # Deadlines loose enough that the well-behaved seats never come near them on a busy machine.
-    rec = _play(tmp_path, bot, TimeControl(decision_ms=700, time_bank_ms=600, max_strikes=3))
+    rec = _play(tmp_path, bot, TimeControl(decision_ms=1500, time_bank_ms=1000, max_strikes=3))
     _finished(rec, tmp_path)
     kinds = [f.kind for f in rec.faults if f.seat == 0]
     assert [FaultKind.TIMEOUT] * 3 == kinds
@@ -214,3 +215,17 @@ def test_debug_notes_and_timings_land_in_the_replay(
     noted = [x for x in lines if x.get("type") == "action" and x.get("seat") == 0 and "note" in x]
     assert "call 1" == noted[0]["note"]
     assert all("ms" in x for x in noted)
+
+
+def test_a_bot_that_exits_at_start_fails_fast(
+    tmp_path: Path, make_bot: Callable[..., Path]
+) -> None:
+    """A bot that dies before serving is a START fault at once, not after the start timeout."""
+    bot = make_bot("dud", prelude="sys.exit(2)")
+    t0 = time.monotonic()
+    rec = _play(tmp_path, bot, limits=SandboxLimits(start_timeout_s=60))
+    took = time.monotonic() - t0
+    _finished(rec, tmp_path)
+    assert [FaultKind.START] == [f.kind for f in rec.faults]
+    assert "exited while starting" in rec.faults[0].detail
+    assert took < 30  # start and the whole match: far below the 60 s it would have waited

@@ -1,0 +1,553 @@
+"""The Docker sandbox: each bot in a locked-down container, the league's sandbox.
+
+Every container (see docs/sandbox.md for why each one matters):
+
+- has no network (``network_mode="none"``): only a loopback device of its own;
+- has a read-only root file system, a small ``/tmp`` (tmpfs, ``noexec``) and no ``/dev/shm``;
+- runs as user 65534 with every capability dropped, ``no-new-privileges`` and Docker's
+  default seccomp profile;
+- is limited in memory (no swap), CPUs, processes and threads, open files, file size and
+  CPU seconds;
+- sees exactly one host path: its own socket directory ``workdir/sock``, mounted at
+  ``/run/flipflop``; the bot listens on ``/run/flipflop/bot.sock`` and the arena dials
+  ``unix:<workdir>/sock/bot.sock``. Until the socket exists the directory is watched (a bot
+  that writes anything else there is stopped), and then it is made read-only to the bot, so
+  it can never be used to fill the host's disk;
+- is labelled (``flipflop.arena=1``, ``flipflop.run``, ``flipflop.pid``) and always removed:
+  on :meth:`RunningBot.stop`, on :meth:`DockerSandbox.close`, at exit, by a watchdog process
+  when the arena dies without cleaning up (even ``kill -9``), and by the next sandbox created
+  on this machine for containers whose arena process is gone.
+
+Its stdout and stderr are streamed into ``workdir/output.log`` up to the log cap; the rest is
+counted and dropped (the container's own Docker log is disabled, so a flood cannot fill the
+host's disk either).
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import itertools
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import docker  # type: ignore[import-untyped,unused-ignore]
+import docker.errors  # type: ignore[import-untyped,unused-ignore]
+from docker.types import LogConfig, Ulimit  # type: ignore[import-untyped,unused-ignore]
+
+from arena._errors import SandboxError, SandboxUnavailable
+from arena.sandbox._base import SandboxKind, SandboxLimits
+from arena.sandbox._images import Log, ensure_base_image, ensure_bot_image, stderr_log
+from flipflop import BotManifest
+
+__all__ = ["LABEL", "DockerSandbox", "docker_available", "reap_orphans"]
+
+LABEL = "flipflop.arena"
+"""Every container the arena starts carries ``flipflop.arena=1``."""
+SOCKET_DIR = "/run/flipflop"
+"""Where a container sees its socket directory."""
+_LISTEN = f"unix:{SOCKET_DIR}/bot.sock"
+_MB = 1024 * 1024
+_SOCK_DIR_ENTRIES = 4
+"""Entries a bot may make in its socket directory before its socket exists (a few, in case
+its server makes a lock or temporary file)."""
+_SOCK_DIR_BYTES = 64 * 1024
+"""Bytes it may write there before its socket exists."""
+_API_TIMEOUT = 60
+
+
+def docker_available() -> str | None:
+    """None when a Docker engine answers; otherwise one line saying why not."""
+    try:
+        client = docker.from_env(timeout=5)
+    except Exception as e:  # the docker SDK raises several unrelated types here
+        return f"no Docker engine answers ({_first_line(e)})"
+    try:
+        client.ping()
+    except Exception as e:
+        return f"the Docker engine does not answer ({_first_line(e)})"
+    finally:
+        client.close()
+    return None
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip() or type(e).__name__
+    return text.splitlines()[0][:200]
+
+
+# ---------------------------------------------------------------------------------- reaping
+
+
+def _start_token(pid: int) -> str:
+    """When process ``pid`` started (clock ticks since boot), to tell a reused pid apart."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            # The command name may hold spaces and parentheses: split after the last ')'.
+            return fh.read().rpartition(")")[2].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def _process_gone(pid: int, token: str) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass  # it exists; owned by someone else
+    return bool(token) and _start_token(pid) not in ("", token)
+
+
+def _remove(container: Any) -> None:
+    """Kill and remove a container; nothing if it is already gone."""
+    with contextlib.suppress(docker.errors.NotFound):
+        try:
+            container.remove(force=True)
+        except docker.errors.APIError as e:
+            # "removal already in progress" (409) means someone else is removing it
+            if getattr(e, "status_code", None) != 409:
+                raise
+
+
+def reap_orphans(client: Any, log: Log | None = None) -> int:
+    """Remove containers of arena processes on this host that no longer exist.
+
+    Returns:
+        how many containers were removed.
+    """
+    host = socket.gethostname()
+    reaped = 0
+    for c in client.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
+        labels = c.labels or {}
+        if labels.get("flipflop.host") != host:
+            continue  # another machine's arena, on a shared engine: not ours to judge
+        try:
+            pid = int(labels.get("flipflop.pid", ""))
+        except ValueError:
+            continue
+        if _process_gone(pid, labels.get("flipflop.pidstart", "")):
+            with contextlib.suppress(docker.errors.APIError):
+                _remove(c)
+                reaped += 1
+    if reaped and log is not None:
+        log(f"removed {reaped} container(s) left behind by an arena that is gone")
+    return reaped
+
+
+def _reap_run(client: Any, run_id: str) -> int:
+    n = 0
+    for c in client.containers.list(all=True, filters={"label": f"flipflop.run={run_id}"}):
+        with contextlib.suppress(docker.errors.APIError):
+            _remove(c)
+            n += 1
+    return n
+
+
+def _watch(run_id: str) -> None:
+    """The watchdog: wait until the arena's end of the pipe closes, then remove its run."""
+    with contextlib.suppress(OSError, KeyboardInterrupt):
+        while sys.stdin.buffer.read(4096):
+            pass
+    client = docker.from_env(timeout=_API_TIMEOUT)
+    for _ in range(3):
+        try:
+            _reap_run(client, run_id)
+            return
+        except docker.errors.DockerException:
+            time.sleep(1)
+
+
+# ---------------------------------------------------------------------------------- one bot
+
+
+class _LogPump:
+    """Copies a container's attached output to a file up to a cap, counting the rest."""
+
+    def __init__(self, stream: Iterable[bytes], path: Path, cap: int) -> None:
+        self.path = path
+        self.cap = cap
+        self.dropped = 0
+        self._notes: list[str] = []
+        self._stream = stream
+        self._thread = threading.Thread(target=self._pump, name=f"log:{path}", daemon=True)
+        self._thread.start()
+
+    def _pump(self) -> None:
+        kept = 0
+        with open(self.path, "wb") as out:
+            with contextlib.suppress(Exception):  # the stream breaks when the container goes
+                for chunk in self._stream:
+                    room = max(0, self.cap - kept)
+                    if room:
+                        out.write(chunk[:room])
+                        out.flush()
+                        kept += min(room, len(chunk))
+                    self.dropped += max(0, len(chunk) - room)
+            if self.dropped:
+                out.write(f"\n[arena: {self.dropped} more bytes of output dropped]\n".encode())
+            for note in self._notes:
+                out.write(f"\n[arena: {note}]\n".encode())
+
+    def note(self, text: str) -> None:
+        """A line the arena adds at the end of the log (why it stopped the bot)."""
+        self._notes.append(text)
+
+    def finished(self) -> bool:
+        return not self._thread.is_alive()
+
+    def join(self, timeout: float = 5.0) -> None:
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            close = getattr(self._stream, "close", None)
+            if callable(close):
+                with contextlib.suppress(Exception):
+                    close()
+            self._thread.join(1.0)
+
+
+class _DockerBot:
+    """One running container (the :class:`RunningBot` of this sandbox)."""
+
+    def __init__(
+        self,
+        sandbox: DockerSandbox,
+        container: Any,
+        workdir: Path,
+        pump: _LogPump,
+    ) -> None:
+        self.container = container
+        self.endpoint = f"unix:{workdir / 'sock' / 'bot.sock'}"
+        self.log_path = pump.path
+        self.workdir = workdir
+        self._sandbox = sandbox
+        self._pump = pump
+        self._stopped = threading.Event()
+        self._stop_lock = threading.Lock()
+
+    def alive(self) -> bool:
+        if self._stopped.is_set() or self._pump.finished():
+            return False
+        try:
+            self.container.reload()
+        except docker.errors.NotFound:
+            return False
+        return self.container.status in ("created", "running")
+
+    def dropped_log_bytes(self) -> int:
+        return self._pump.dropped
+
+    def guard_socket_dir(self, timeout: float) -> None:
+        """Until the bot's socket exists, watch its directory; then make it read-only to it.
+
+        The socket directory is the one host path a container sees, and it must be writable
+        until the bot has bound its socket. A bot that writes anything else there (more than
+        :data:`_SOCK_DIR_ENTRIES` entries or :data:`_SOCK_DIR_BYTES` bytes) is stopped at
+        once; once the socket exists (or the start timeout is over) the directory is made
+        read-only to the container, so it can never be used to fill the host's disk. The
+        socket itself keeps working.
+        """
+        sock_dir = self.workdir / "sock"
+        deadline = time.monotonic() + timeout
+        while not self._stopped.is_set() and time.monotonic() < deadline:
+            if (sock_dir / "bot.sock").exists() or self._pump.finished():
+                break
+            entries = 0
+            size = 0
+            with contextlib.suppress(OSError):
+                for entry in os.scandir(sock_dir):
+                    entries += 1
+                    size += entry.stat(follow_symlinks=False).st_size
+                    if entries > _SOCK_DIR_ENTRIES:
+                        break
+            if entries > _SOCK_DIR_ENTRIES or size > _SOCK_DIR_BYTES:
+                with contextlib.suppress(OSError):
+                    os.chmod(sock_dir, 0o755)  # no more writes, even before it is gone
+                self._pump.note(
+                    f"stopped: wrote {entries} entries, {size} bytes into its socket directory"
+                )
+                self.stop()
+                return
+            time.sleep(0.01)
+        with contextlib.suppress(OSError):
+            os.chmod(sock_dir, 0o755)
+
+    def stop(self) -> None:
+        with self._stop_lock:
+            if self._stopped.is_set():
+                return
+            self._stopped.set()
+        try:
+            with contextlib.suppress(docker.errors.DockerException):
+                _remove(self.container)
+        finally:
+            self._pump.join()
+            shutil.rmtree(self.workdir / "sock", ignore_errors=True)
+            self._sandbox._forget(self)
+
+
+# ---------------------------------------------------------------------------------- the sandbox
+
+
+class DockerSandbox:
+    """Runs each bot in a locked-down Docker container (see the module docstring).
+
+    Images are built on first use (``arena.sandbox._images``): a shared base image with the
+    SDK, then one per bot directory; both are cached by content hash across runs.
+
+    Args:
+        limits: resource limits for each container.
+        base: root of the base image, ``slim`` or ``debootstrap``; default:
+            ``$ARENA_DOCKER_BASE`` or automatic.
+        log: where progress (image builds, reaped containers) goes; default: stderr.
+
+    Raises:
+        SandboxUnavailable: no Docker engine answers.
+    """
+
+    kind = SandboxKind.DOCKER
+
+    def __init__(
+        self,
+        limits: SandboxLimits | None = None,
+        *,
+        base: str | None = None,
+        log: Log | None = None,
+    ) -> None:
+        self.limits = limits or SandboxLimits()
+        self.run_id = uuid.uuid4().hex[:12]
+        self._log = log or stderr_log
+        self._base_kind = base
+        try:
+            self.client = docker.from_env(timeout=_API_TIMEOUT)
+            self.client.ping()
+        except Exception as e:
+            raise SandboxUnavailable(f"no Docker engine answers ({_first_line(e)})") from e
+        lim = self.limits
+        self.isolation = (
+            "docker sandbox: no network, read-only root, user 65534, all capabilities dropped, "
+            f"no-new-privileges, seccomp; {lim.memory_mb} MB memory, {lim.cpus:g} CPU, "
+            f"{lim.pids} pids, {lim.tmp_mb} MB /tmp; the host is seen only through the "
+            "bot's own socket directory"
+        )
+        self.open_socket = os.geteuid() != 0
+        """Whether bots are started with ``umask 0`` (see :meth:`_entrypoint`)."""
+        self._lock = threading.Lock()
+        self._images: dict[Path, str | SandboxError] = {}
+        self._base: str | None = None
+        self._running: set[_DockerBot] = set()
+        self._watchdog: subprocess.Popen[bytes] | None = None
+        self._names = itertools.count()
+        reap_orphans(self.client, self._log)
+        atexit.register(self.close)
+
+    # ------------------------------------------------------------------ images
+
+    def image_for(self, bot: BotManifest) -> str:
+        """The image of ``bot``, building the base and the bot's image if needed."""
+        with self._lock:
+            cached = self._images.get(bot.path)
+            if isinstance(cached, SandboxError):
+                raise cached
+            if cached is not None:
+                return cached
+            try:
+                if self._base is None:
+                    self._base = ensure_base_image(self.client, self._log, self._base_kind)
+                tag = ensure_bot_image(self.client, bot, self._base, self._log)
+            except SandboxError as e:
+                self._images[bot.path] = e
+                raise
+            self._images[bot.path] = tag
+            return tag
+
+    def prepare(self, bots: Iterable[BotManifest]) -> None:
+        """Build (or find) every image now, so that no match waits for a build."""
+        for bot in bots:
+            self.image_for(bot)
+
+    # ------------------------------------------------------------------ containers
+
+    def _labels(self, bot: BotManifest, label: str) -> dict[str, str]:
+        pid = os.getpid()
+        return {
+            LABEL: "1",
+            "flipflop.run": self.run_id,
+            "flipflop.pid": str(pid),
+            "flipflop.pidstart": _start_token(pid),
+            "flipflop.host": socket.gethostname(),
+            "flipflop.bot": bot.name,
+            "flipflop.label": label,
+        }
+
+    def _entrypoint(self, image: str) -> dict[str, Any]:
+        """The command: the image's entry point plus ``--listen``.
+
+        When the arena is not root, the bot's socket must be connectable by the arena's user,
+        which is neither the socket's owner (65534) nor in its group: the entry point is then
+        run through ``sh`` with ``umask 0``, so that the socket is created ``rwxrwxrwx`` (its
+        directory is only reachable by the arena and this one container).
+        """
+        if not self.open_socket:
+            return {"command": ["--listen", _LISTEN]}
+        config = self.client.images.get(image).attrs.get("Config") or {}
+        entrypoint = list(config.get("Entrypoint") or [])
+        return {
+            "entrypoint": ["/bin/sh", "-c", 'umask 0 && exec "$@"', "sh"],
+            "command": [*entrypoint, "--listen", _LISTEN],
+        }
+
+    def _container_config(self, bot: BotManifest, label: str, sock_dir: Path) -> dict[str, Any]:
+        lim = self.limits
+        fsize = lim.file_size_mb * _MB
+        return {
+            "environment": {
+                "FLIPFLOP_LISTEN": _LISTEN,
+                "FLIPFLOP_SANDBOX": "docker",
+                "HOME": "/tmp",
+                "TMPDIR": "/tmp",
+            },
+            "labels": self._labels(bot, label),
+            "user": "65534:65534",
+            "network_mode": "none",
+            "read_only": True,
+            "tmpfs": {"/tmp": f"rw,nosuid,nodev,noexec,size={lim.tmp_mb}m,mode=1777"},
+            # No /dev/shm: /tmp is the one scratch space.
+            "ipc_mode": "none",
+            "cap_drop": ["ALL"],
+            "security_opt": ["no-new-privileges"],
+            "mem_limit": f"{lim.memory_mb}m",
+            "memswap_limit": f"{lim.memory_mb}m",
+            "nano_cpus": round(lim.cpus * 1e9),
+            "pids_limit": lim.pids,
+            "oom_score_adj": 1000,
+            "ulimits": [
+                Ulimit(name="nofile", soft=lim.open_files, hard=lim.open_files),
+                Ulimit(name="fsize", soft=fsize, hard=fsize),
+                Ulimit(name="cpu", soft=lim.cpu_seconds, hard=lim.cpu_seconds + 5),
+                Ulimit(name="core", soft=0, hard=0),
+            ],
+            "volumes": {str(sock_dir): {"bind": SOCKET_DIR, "mode": "rw"}},
+            # Output is streamed by attach; Docker's own log would grow without bound.
+            "log_config": LogConfig(type="none"),
+            "stdin_open": False,
+            "tty": False,
+        }
+
+    def _name(self, label: str) -> str:
+        clean = re.sub(r"[^A-Za-z0-9_.-]", "-", label)[:60]
+        return f"flipflop-{self.run_id}-{clean}-{next(self._names)}"
+
+    def _ensure_watchdog(self) -> None:
+        if self._watchdog is not None and self._watchdog.poll() is None:
+            return
+        # A separate process, in its own session so Ctrl-C does not reach it: when this
+        # process dies in any way, the pipe closes and the watchdog removes the run's
+        # containers.
+        self._watchdog = subprocess.Popen(
+            [sys.executable, "-m", "arena.sandbox._docker", "--watch", self.run_id],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+            close_fds=True,
+        )
+
+    def start(self, bot: BotManifest, workdir: Path, label: str) -> _DockerBot:
+        """Start ``bot`` in a new container serving on ``workdir/sock/bot.sock``.
+
+        Raises:
+            SandboxError: its image cannot be built, or the container cannot start.
+        """
+        image = self.image_for(bot)
+        workdir = workdir.resolve()
+        sock_dir = workdir / "sock"
+        try:
+            workdir.mkdir(parents=True, exist_ok=True)
+            shutil.rmtree(sock_dir, ignore_errors=True)
+            sock_dir.mkdir()
+            # Writable for the container's user 65534 until its socket exists.
+            os.chmod(sock_dir, 0o777)
+        except OSError as e:
+            raise SandboxError(f"{bot.name}: cannot prepare {sock_dir}: {e}") from e
+        with self._lock:
+            self._ensure_watchdog()
+        try:
+            container = self.client.containers.create(
+                image,
+                name=self._name(label),
+                **self._entrypoint(image),
+                **self._container_config(bot, label, sock_dir),
+            )
+        except docker.errors.DockerException as e:
+            raise SandboxError(f"{bot.name}: cannot create its container: {e}") from e
+        try:
+            # Attach before start: everything the bot writes is streamed from its first byte.
+            stream = self.client.api.attach(
+                str(container.id), stdout=True, stderr=True, stream=True
+            )
+            pump = _LogPump(stream, workdir / "output.log", self.limits.log_bytes)
+            running = _DockerBot(self, container, workdir, pump)
+            with self._lock:
+                self._running.add(running)
+            container.start()
+        except docker.errors.DockerException as e:
+            with contextlib.suppress(docker.errors.DockerException):
+                _remove(container)
+            raise SandboxError(f"{bot.name}: cannot start its container: {e}") from e
+        threading.Thread(
+            target=running.guard_socket_dir,
+            args=(self.limits.start_timeout_s,),
+            name=f"lock:{label}",
+            daemon=True,
+        ).start()
+        return running
+
+    def _forget(self, bot: _DockerBot) -> None:
+        with self._lock:
+            self._running.discard(bot)
+
+    def running(self) -> list[Any]:
+        """The containers of this sandbox that still exist (for tests and diagnostics)."""
+        return list(
+            self.client.containers.list(all=True, filters={"label": f"flipflop.run={self.run_id}"})
+        )
+
+    def close(self) -> None:
+        """Remove every container this sandbox started (idempotent)."""
+        with self._lock:
+            bots = list(self._running)
+        for b in bots:
+            b.stop()
+        with contextlib.suppress(docker.errors.DockerException):
+            _reap_run(self.client, self.run_id)
+        with self._lock:
+            watchdog, self._watchdog = self._watchdog, None
+        if watchdog is not None:
+            # Everything is removed: the watchdog has nothing left to do.
+            watchdog.kill()
+            watchdog.wait()
+            if watchdog.stdin is not None:
+                watchdog.stdin.close()
+
+
+def _main(args: list[str]) -> int:
+    if len(args) == 2 and args[0] == "--watch":
+        _watch(args[1])
+        return 0
+    print("usage: python -m arena.sandbox._docker --watch RUN_ID", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

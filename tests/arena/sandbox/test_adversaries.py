@@ -1,0 +1,383 @@
+"""Adversarial bots against both sandboxes, each in a real match with the bundled bots.
+
+Every test plays a real match (``run_match``) with the adversary in seat 0 and ``random`` and
+``greedy`` in seats 1 and 2, then checks that the attack failed (from the adversary's own
+reports and from what the host can see), that the match finished, that any fault is recorded
+against the adversary's seat with the right kind, and (the ``arena`` fixture) that no
+container or process outlived the match.
+
+What the process sandbox cannot give is marked ``process_cannot`` (its case is then
+``xfail(strict=True)``), so each such case must fail: the day it passes, the mark has to go.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from arena._runner import FaultKind, TimeControl
+from arena.sandbox import SandboxLimits
+from arena.sandbox._process import _can_unshare_net, _drop_privileges
+
+if TYPE_CHECKING:
+    from tests.arena.sandbox.conftest import Arena, Played
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[3]
+ADV = 0
+"""The adversary's seat."""
+OTHERS = (1, 2)
+
+NO_NETNS = not _can_unshare_net()
+NO_OWN_USER = _drop_privileges() is not None
+"""Bots of the process sandbox run as the arena's own user (it is not root, or cannot drop)."""
+
+
+def opponents(arena: Arena) -> list[Any]:
+    """The bundled bots in seats 1 and 2."""
+    return [arena.bot("random"), arena.bot("greedy")]
+
+
+def assert_others_clean(played: Played) -> None:
+    """The bundled bots played without a fault."""
+    for seat in OTHERS:
+        assert [] == played.faults(seat), played.logs[seat][-2000:]
+
+
+def assert_all_blocked(reports: list[dict[str, Any]]) -> None:
+    """Every reported attempt failed."""
+    assert reports, "the adversary reported nothing"
+    assert [] == [r for r in reports if not r["blocked"]]
+
+
+# ---------------------------------------------------------------------------------- network
+
+
+@pytest.mark.process_cannot("no network namespace on this machine", when=NO_NETNS)
+def test_network_is_unreachable(arena: Arena) -> None:
+    """No TCP or UDP to the host's loopback, no DNS, no interface but a loopback."""
+    with (
+        socket.socket(socket.AF_INET, socket.SOCK_STREAM) as tcp,
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp,
+    ):
+        tcp.bind(("127.0.0.1", 0))
+        tcp.listen()
+        port = tcp.getsockname()[1]
+        udp.bind(("127.0.0.1", port))
+        tcp.setblocking(False)
+        udp.setblocking(False)
+        bot = arena.adversary("netprobe", port=port, dns_name="example.com")
+        played = arena.play([bot, *opponents(arena)])
+        with pytest.raises(BlockingIOError):
+            tcp.accept()
+        with pytest.raises(BlockingIOError):
+            udp.recv(100)
+    assert_all_blocked(played.reports(ADV))
+    assert {f"tcp 127.0.0.1:{port}", "dns example.com", "interfaces"} <= {
+        r["attack"] for r in played.reports(ADV)
+    }
+    assert [] == played.faults(ADV)
+    assert_others_clean(played)
+
+
+# ---------------------------------------------------------------------------------- processes
+
+
+@pytest.mark.skipif(
+    NO_OWN_USER,
+    reason="process sandbox: no process limit without root (RLIMIT_NPROC would count all the "
+    "user's processes); a fork bomb would hurt this machine, so it is not run",
+)
+def test_fork_bomb_is_bounded_and_reaped(arena: Arena) -> None:
+    """Forking stops at the pids limit; every child is gone after the match.
+
+    Even the one that left the bot's process group and session with setsid.
+    """
+    limits = SandboxLimits(pids=64)
+    played = arena.play([arena.adversary("forkbomb"), *opponents(arena)], limits=limits)
+    bomb = played.report(ADV, "fork bomb")
+    assert bomb["blocked"], bomb
+    assert bomb["children"] < limits.pids
+    assert "ESCAPED" in played.logs[ADV]
+    assert [] == played.faults(ADV)
+    assert_others_clean(played)
+
+
+def test_memory_is_capped(arena: Arena) -> None:
+    """A bot cannot hold more memory than its limit: refused (process) or killed (docker)."""
+    limits = SandboxLimits(memory_mb=512)
+    played = arena.play([arena.adversary("memhog"), *opponents(arena)], limits=limits)
+    held = max(r["mb"] for r in played.reports(ADV) if r["attack"] == "memory")
+    assert held < limits.memory_mb
+    if arena.kind == "docker":
+        # The OOM killer ends the container in the middle of its decision.
+        assert [FaultKind.CRASH] == [f.kind for f in played.faults(ADV)]
+    else:
+        assert played.report(ADV, "memory")["blocked"]
+        assert "MemoryError" in played.report(ADV, "memory")["detail"]
+        assert [] == played.faults(ADV)
+    assert_others_clean(played)
+
+
+def test_cpu_spin_times_out_and_forfeits(arena: Arena) -> None:
+    """A bot that spins and never answers costs only its own seat: three timeouts, forfeit."""
+    clock = TimeControl(decision_ms=500, time_bank_ms=1000, max_strikes=3, notify_ms=2000)
+    played = arena.play([arena.adversary("spinner"), *opponents(arena)], clock=clock)
+    faults = played.faults(ADV)
+    assert [FaultKind.TIMEOUT] * 3 == [f.kind for f in faults]
+    assert faults[-1].forfeited
+    assert played.record.seats[ADV].forfeited
+    assert_others_clean(played)
+
+
+@pytest.mark.process_cannot(
+    "no CPU quota: a bot may use every idle core (how many depends on the machine's load, "
+    "so this is skipped rather than expected to fail)",
+    skip=True,
+)
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores to exceed one CPU")
+def test_cpu_quota_is_one_cpu(arena: Arena) -> None:
+    """Two spinning processes of one bot get one CPU between them, not two."""
+    # Time enough for the 1.5 s measurement; then one timeout forfeits the seat.
+    clock = TimeControl(decision_ms=300, time_bank_ms=3000, max_strikes=1, notify_ms=2000)
+    played = arena.play([arena.adversary("spinner"), *opponents(arena)], clock=clock)
+    share = played.report(ADV, "cpu share")["share"]
+    assert share <= 1.25, f"the bot used {share} CPUs"
+
+
+# ---------------------------------------------------------------------------------- files
+
+
+@pytest.fixture(scope="module")
+def scribbled(module_arena: Arena) -> Iterator[tuple[Played, list[Path], list[Path]]]:
+    """One match with the scribbler; the host paths it tried: (protected, world-writable)."""
+    token = secrets.token_hex(6)
+    protected = [
+        Path("/") / f"ffa-escape-{token}",
+        Path("/etc") / f"ffa-escape-{token}",
+        Path("/usr") / f"ffa-escape-{token}",
+        REPO / f"ffa-escape-{token}",
+        REPO / "bots" / "random" / f"ffa-escape-{token}",
+    ]
+    shared = [
+        Path("/tmp") / f"ffa-escape-{token}",
+        Path("/var/tmp") / f"ffa-escape-{token}",
+        Path("/dev/shm") / f"ffa-escape-{token}",
+    ]
+    bot = module_arena.adversary("scribbler", outside=[str(p) for p in protected + shared])
+    limits = SandboxLimits(tmp_mb=16, file_size_mb=16)
+    played = module_arena.play([bot, *opponents(module_arena)], limits=limits)
+    yield played, protected, shared
+    for path in protected + shared:
+        path.unlink(missing_ok=True)
+
+
+@pytest.mark.process_cannot("bots run as the arena's own user", when=NO_OWN_USER)
+def test_no_file_written_outside(
+    kind: str, scribbled: tuple[Played, list[Path], list[Path]]
+) -> None:
+    """Nothing appears on the host in the root's, the system's or the arena's directories."""
+    played, protected, _ = scribbled
+    assert [] == [p for p in protected if p.exists()]
+    for p in protected:
+        assert played.report(ADV, f"write {p}")["blocked"]
+    assert [] == played.faults(ADV)
+    assert_others_clean(played)
+
+
+@pytest.mark.process_cannot("a bot can write to world-writable host directories (/tmp)")
+def test_no_file_written_to_shared_directories(
+    kind: str, scribbled: tuple[Played, list[Path], list[Path]]
+) -> None:
+    """Nothing appears on the host in world-writable directories either."""
+    _, _, shared = scribbled
+    assert [] == [p for p in shared if p.exists()]
+
+
+def test_socket_directory_is_not_writable(
+    kind: str, scribbled: tuple[Played, list[Path], list[Path]]
+) -> None:
+    """The one host directory a container sees takes no files once the bot serves.
+
+    (In the process sandbox it is the bot's own private directory, like its ``tmp``.)
+    """
+    played, _, _ = scribbled
+    attempt = next(r for r in played.reports(ADV) if r["attack"].endswith("/scribbled"))
+    if kind == "docker":
+        assert attempt["blocked"], attempt
+    assert not (played.workdir / "seat0" / "sock" / "scribbled").exists()
+
+
+@pytest.mark.process_cannot("its scratch directory is on the host's disk, with no size cap")
+def test_tmp_is_capped(kind: str, scribbled: tuple[Played, list[Path], list[Path]]) -> None:
+    """Filling /tmp stops at its size (16 MB here)."""
+    played, _, _ = scribbled
+    fill = played.report(ADV, "fill tmp")
+    assert fill["blocked"], fill
+    assert fill["mb"] <= 16
+
+
+def test_file_size_is_capped(kind: str, scribbled: tuple[Played, list[Path], list[Path]]) -> None:
+    """One file cannot grow past the file-size limit (16 MB here)."""
+    played, _, _ = scribbled
+    big = played.report(ADV, "big file")
+    assert big["blocked"], big
+    assert big["mb"] <= 16
+
+
+@pytest.fixture(scope="module")
+def snooped(module_arena: Arena) -> Iterator[tuple[Played, dict[str, list[str]]]]:
+    """One match with the snoop; the paths it tried, by what they are."""
+    token = secrets.token_hex(8)
+    private = Path("/var/tmp") / f"ffa-secret-private-{token}"
+    public = Path("/var/tmp") / f"ffa-secret-public-{token}"
+    for path, mode in ((private, 0o600), (public, 0o644)):
+        path.write_text(f"secret {token}\n")
+        path.chmod(mode)
+    workdir = module_arena.workdir()
+    match = workdir / "m"
+    targets = {
+        "private": [
+            "/etc/shadow",
+            str(private),
+            *(str(match / f"seat{s}" / "bot" / "bot.py") for s in OTHERS),
+            *(str(match / f"seat{s}" / "tmp") for s in OTHERS),
+            *(str(match / f"seat{s}" / "output.log") for s in OTHERS),
+        ],
+        "public": [str(public), str(REPO / "pyproject.toml"), str(REPO / "arena" / "_runner.py")],
+        "dial": [
+            *(str(match / f"seat{s}" / "sock" / "bot.sock") for s in OTHERS),
+            "/var/run/docker.sock",
+        ],
+    }
+    bot = module_arena.adversary(
+        "snoop", read=targets["private"] + targets["public"], dial=targets["dial"]
+    )
+    try:
+        played = module_arena.play([bot, *opponents(module_arena)], workdir=workdir)
+        yield played, targets
+    finally:
+        private.unlink()
+        public.unlink()
+
+
+@pytest.mark.process_cannot("bots run as the arena's own user", when=NO_OWN_USER)
+def test_cannot_read_private_files_or_dial_other_bots(
+    kind: str, snooped: tuple[Played, dict[str, list[str]]]
+) -> None:
+    """Root-only files, the other bots' files and sockets, and the Docker engine: no access."""
+    played, targets = snooped
+    tried = [f"read {p}" for p in targets["private"]] + [f"dial {p}" for p in targets["dial"]]
+    reports = {r["attack"]: r for r in played.reports(ADV)}
+    assert [] == [t for t in tried if not reports[t]["blocked"]]
+    assert [] == played.faults(ADV)
+    assert_others_clean(played)
+
+
+@pytest.mark.process_cannot("a bot can read every world-readable host file")
+def test_cannot_read_world_readable_host_files(
+    kind: str, snooped: tuple[Played, dict[str, list[str]]]
+) -> None:
+    """Not even world-readable host files (a planted secret, the arena's source) are seen."""
+    played, targets = snooped
+    reports = {r["attack"]: r for r in played.reports(ADV)}
+    assert [] == [p for p in targets["public"] if not reports[f"read {p}"]["blocked"]]
+
+
+@pytest.mark.process_cannot("a bot sees every process of the machine in /proc")
+def test_cannot_see_other_processes(
+    kind: str, snooped: tuple[Played, dict[str, list[str]]]
+) -> None:
+    """Only its own processes are visible."""
+    played, _ = snooped
+    assert 0 == played.report(ADV, "see other processes")["count"]
+
+
+# ---------------------------------------------------------------------------------- output
+
+
+def test_output_flood_is_capped(arena: Arena) -> None:
+    """64 MB of stdout and stderr: the log keeps the cap, the rest is counted, play goes on."""
+    limits = SandboxLimits(log_bytes=64 * 1024)
+    played = arena.play([arena.adversary("flood"), *opponents(arena)], limits=limits)
+    seat = played.record.seats[ADV]
+    size = Path(seat.log).stat().st_size
+    assert limits.log_bytes <= size <= limits.log_bytes + 100
+    assert seat.dropped_log_bytes > 1024 * 1024
+    assert "more bytes of output dropped" in played.logs[ADV]
+    assert [] == played.faults(ADV)
+    assert_others_clean(played)
+
+
+# ---------------------------------------------------------------------------------- protocol
+
+
+def test_dying_mid_match_is_a_crash(arena: Arena) -> None:
+    """A bot whose process dies in a decision forfeits with a CRASH fault; play goes on."""
+    played = arena.play([arena.adversary("crasher"), *opponents(arena)])
+    faults = played.faults(ADV)
+    assert [FaultKind.CRASH] == [f.kind for f in faults]
+    assert faults[0].forfeited
+    assert "CRASHING NOW" in played.logs[ADV]
+    assert 2 == played.record.seats[ADV].decisions - 1
+    assert_others_clean(played)
+
+
+def test_silent_handshake_is_a_start_fault(arena: Arena) -> None:
+    """A bot that answers its health check but never its handshake forfeits at the start."""
+    clock = TimeControl(decision_ms=300, time_bank_ms=1000, notify_ms=1000)
+    played = arena.play([arena.adversary("mute", mode="handshake"), *opponents(arena)], clock=clock)
+    faults = played.faults(ADV)
+    assert [FaultKind.START] == [f.kind for f in faults]
+    assert "Handshake" in faults[0].detail
+    assert 0 == played.record.seats[ADV].decisions
+    assert_others_clean(played)
+
+
+def test_never_listening_is_a_start_fault(arena: Arena) -> None:
+    """A bot that never opens its socket forfeits once the start timeout is over."""
+    limits = SandboxLimits(start_timeout_s=3)
+    played = arena.play([arena.adversary("mute", mode="listen"), *opponents(arena)], limits=limits)
+    faults = played.faults(ADV)
+    assert [FaultKind.START] == [f.kind for f in faults]
+    assert "not ready" in faults[0].detail
+    assert_others_clean(played)
+
+
+def test_malformed_answers_are_protocol_faults(arena: Arena) -> None:
+    """Each malformed or illegal answer is one strike of the right kind, then forfeit.
+
+    Garbage bytes, card 99, an unknown action kind, a 5 MB note, 100 000 actions, an illegal
+    move: nothing breaks, the match goes on.
+    """
+    clock = TimeControl(decision_ms=1000, time_bank_ms=10_000, max_strikes=7, notify_ms=2000)
+    played = arena.play([arena.adversary("garbler"), *opponents(arena)], clock=clock)
+    sent = [r for r in played.reports(ADV)]
+    faults = played.faults(ADV)
+    assert 7 == len(faults)
+    assert faults[-1].forfeited
+    start = 1  # PHASE_START in the wire format
+    expected = {
+        "garbage": (FaultKind.PROTOCOL, ""),
+        "card99": (FaultKind.PROTOCOL, "99"),
+        "kind99": (FaultKind.PROTOCOL, "99"),
+        "huge_note": (FaultKind.PROTOCOL, "RESOURCE_EXHAUSTED"),
+        "illegal": (FaultKind.ILLEGAL, ""),
+    }
+    for report, fault in zip(sent, faults, strict=False):
+        mode = report["attack"]
+        if mode == "many_actions":
+            kind = FaultKind.PROTOCOL if report["phase"] == start else FaultKind.ILLEGAL
+            assert kind is fault.kind, (report, fault)
+            continue
+        kind, text = expected[mode]
+        assert kind is fault.kind, (report, fault)
+        assert text in fault.detail, (report, fault)
+    assert_others_clean(played)

@@ -1,0 +1,328 @@
+"""The Docker sandbox: how each container is locked down, images, and that none outlives a run."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from arena._errors import SandboxUnavailable
+from arena._runner import FaultKind, MatchCancelled, run_match
+from arena.sandbox import ProcessSandbox, SandboxKind, SandboxLimits, choose_sandbox
+from arena.sandbox._docker import LABEL, DockerSandbox, docker_available
+from arena.sandbox._images import ensure_base_image, ensure_bot_image
+from flipflop import BotClient, MatchConfig, read_manifest
+
+if TYPE_CHECKING:
+    from tests.arena.sandbox.conftest import Arena
+
+REPO = Path(__file__).resolve().parents[3]
+RANDOM = read_manifest(REPO / "bots" / "random")
+GREEDY = read_manifest(REPO / "bots" / "greedy")
+QUIET = lambda message: None  # noqa: E731 - a named no-op
+
+
+def test_docker_available_says_why_not(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without an engine, docker_available() is one line that says so (and no exception)."""
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+    reason = docker_available()
+    assert reason is not None
+    assert "\n" not in reason
+    with pytest.raises(SandboxUnavailable):
+        choose_sandbox("docker")
+
+
+@pytest.fixture
+def box(docker_images: None) -> Iterator[DockerSandbox]:
+    """A Docker sandbox; afterwards none of its containers may exist."""
+    sandbox = DockerSandbox(log=QUIET)
+    try:
+        yield sandbox
+    finally:
+        sandbox.close()
+    assert [] == sandbox.running()
+
+
+def short_workdir() -> Path:
+    """A short directory for sockets, removed by the caller."""
+    return Path(tempfile.mkdtemp(prefix="ffa-d-"))
+
+
+@pytest.mark.docker
+def test_choose_sandbox_gives_docker(docker_images: None) -> None:
+    """``--sandbox docker`` gives the Docker sandbox with the limits asked for."""
+    limits = SandboxLimits(memory_mb=300, start_timeout_s=5)
+    sandbox = choose_sandbox("docker", limits)
+    try:
+        assert SandboxKind.DOCKER is sandbox.kind
+        assert limits is getattr(sandbox, "limits", None)
+        assert "no network" in sandbox.isolation
+        assert "read-only" in sandbox.isolation
+    finally:
+        sandbox.close()
+
+
+@pytest.mark.docker
+def test_container_is_locked_down(box: DockerSandbox) -> None:
+    """Every protection of docs/sandbox.md is in the container's configuration."""
+    work = short_workdir()
+    try:
+        bot = box.start(RANDOM, work / "seat0", "locked")
+        attrs: dict[str, Any] = bot.container.attrs
+        host, config = attrs["HostConfig"], attrs["Config"]
+        lim = box.limits
+        assert "none" == host["NetworkMode"]
+        assert host["ReadonlyRootfs"] is True
+        assert "65534:65534" == config["User"]
+        assert ["ALL"] == host["CapDrop"]
+        assert not host.get("CapAdd")
+        assert host["Privileged"] is False
+        assert ["no-new-privileges"] == host["SecurityOpt"]
+        assert lim.memory_mb * 1024 * 1024 == host["Memory"] == host["MemorySwap"]
+        assert round(lim.cpus * 1e9) == host["NanoCpus"]
+        assert lim.pids == host["PidsLimit"]
+        assert "none" == host["IpcMode"]
+        assert "none" == host["LogConfig"]["Type"]
+        ulimits = {u["Name"]: (u["Soft"], u["Hard"]) for u in host["Ulimits"]}
+        assert (lim.open_files, lim.open_files) == ulimits["nofile"]
+        assert (lim.file_size_mb << 20, lim.file_size_mb << 20) == ulimits["fsize"]
+        assert "/tmp" in host["Tmpfs"]
+        assert f"size={lim.tmp_mb}m" in host["Tmpfs"]["/tmp"]
+        mounts = [(m["Type"], m["Source"], m["Destination"]) for m in attrs["Mounts"]]
+        assert [("bind", str(work.resolve() / "seat0" / "sock"), "/run/flipflop")] == mounts
+        labels = config["Labels"]
+        assert "1" == labels[LABEL]
+        assert box.run_id == labels["flipflop.run"]
+        assert str(os.getpid()) == labels["flipflop.pid"]
+        assert ["--listen", "unix:/run/flipflop/bot.sock"] == config["Cmd"]
+        assert ["python3", "bot.py"] == config["Entrypoint"]
+        assert f"unix:{work.resolve()}/seat0/sock/bot.sock" == bot.endpoint
+        client = BotClient(bot.endpoint)
+        try:
+            client.wait_ready(timeout=20)
+            assert "random" == client.handshake(timeout=5).name
+        finally:
+            client.close()
+        # Once the bot serves, its socket directory takes no new files from the container.
+        deadline = time.monotonic() + 5
+        while (work / "seat0" / "sock").stat().st_mode & 0o777 != 0o755:
+            assert time.monotonic() < deadline, "the socket directory was never locked"
+            time.sleep(0.05)
+        assert bot.alive()
+        bot.stop()
+        bot.stop()  # twice is fine
+        assert not bot.alive()
+        assert [] == box.running()
+        assert "serving random" in bot.log_path.read_text()
+    finally:
+        box.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.mark.docker
+def test_images_are_built_once(docker_images: None) -> None:
+    """A second request for the same SDK and bot builds nothing: the tags are content hashes."""
+    import docker  # type: ignore[import-untyped,unused-ignore]
+
+    client = docker.from_env()
+    try:
+        base = ensure_base_image(client, QUIET)
+        assert base.startswith("flipflop-base:")
+        assert client.images.get(base).id == client.images.get("flipflop-base:latest").id
+        tag = ensure_bot_image(client, RANDOM, base, QUIET)
+        t0 = time.perf_counter()
+        assert base == ensure_base_image(client, QUIET)
+        assert tag == ensure_bot_image(client, RANDOM, base, QUIET)
+        assert time.perf_counter() - t0 < 2.0
+        assert tag != ensure_bot_image(client, GREEDY, base, QUIET)
+    finally:
+        client.close()
+
+
+@pytest.mark.docker
+def test_no_container_outlives_an_exception_in_run_match(box: DockerSandbox) -> None:
+    """Bots are removed when run_match fails after they started (here: no replay directory)."""
+    work = short_workdir()
+    with pytest.raises(FileNotFoundError):
+        run_match(
+            "boom",
+            1,
+            [RANDOM, GREEDY, RANDOM],
+            MatchConfig(seats=3, hand_cap=3),
+            sandbox=box,
+            workdir=work / "m",
+            replay_path=work / "missing" / "replay.jsonl",
+            logs_dir=work / "logs",
+        )
+    assert [] == box.running()  # before close(): run_match itself removed them
+    shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.mark.docker
+def test_no_container_outlives_a_cancelled_match(box: DockerSandbox) -> None:
+    """Cancelling a match in the middle (Ctrl-C in a ladder) removes its containers."""
+    work = short_workdir()
+    cancel = threading.Event()
+    cancel.set()
+    with pytest.raises(MatchCancelled):
+        run_match(
+            "cancelled",
+            1,
+            [RANDOM, GREEDY, RANDOM],
+            MatchConfig(seats=3, hand_cap=3),
+            sandbox=box,
+            workdir=work / "m",
+            replay_path=work / "replay.jsonl",
+            logs_dir=work / "logs",
+            cancel=cancel,
+        )
+    assert [] == box.running()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+_ARENA_SCRIPT = """
+import sys, time
+from pathlib import Path
+from arena.sandbox._docker import DockerSandbox
+from flipflop import read_manifest
+box = DockerSandbox(log=lambda m: None)
+bot = box.start(read_manifest(sys.argv[1]), Path(sys.argv[2]), "killed")
+print(bot.container.id, flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.docker
+def test_watchdog_removes_containers_of_a_killed_arena(docker_images: None) -> None:
+    """An arena killed with SIGKILL (no cleanup at all) leaves no container behind."""
+    import docker  # type: ignore[import-untyped,unused-ignore]
+
+    work = short_workdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _ARENA_SCRIPT, str(RANDOM.path), str(work / "seat0")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    client = docker.from_env()
+    try:
+        assert proc.stdout is not None
+        container_id = proc.stdout.readline().strip()
+        assert container_id
+        client.containers.get(container_id)  # it runs
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                client.containers.get(container_id)
+            except docker.errors.NotFound:
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail("the container outlived its arena by 30 s")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        client.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.mark.docker
+def test_orphans_of_a_dead_arena_are_reaped(box: DockerSandbox) -> None:
+    """A new Docker sandbox removes containers whose arena process no longer exists."""
+    import docker  # type: ignore[import-untyped,unused-ignore]
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    image = box.image_for(RANDOM)
+    labels = box._labels(RANDOM, "orphan")
+    labels["flipflop.pid"] = str(dead.pid)
+    labels["flipflop.pidstart"] = ""
+    labels["flipflop.run"] = "orphan-test"
+    client = docker.from_env()
+    try:
+        orphan = client.containers.create(
+            image, command=["--listen", "unix:/tmp/x.sock"], labels=labels, network_mode="none"
+        )
+        DockerSandbox(log=QUIET).close()
+        with pytest.raises(docker.errors.NotFound):
+            client.containers.get(str(orphan.id))
+    finally:
+        client.close()
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_same_game_in_both_sandboxes(docker_images: None, tmp_path: Path) -> None:
+    """The sandbox does not change the game: same seed, same bots, same result."""
+    results = []
+    for sandbox in (ProcessSandbox(), DockerSandbox(log=QUIET)):
+        work = short_workdir()
+        try:
+            record = run_match(
+                "same",
+                11,
+                [RANDOM, GREEDY, RANDOM],
+                MatchConfig(seats=3, hand_cap=3),
+                sandbox=sandbox,
+                workdir=work / "m",
+                replay_path=work / "replay.jsonl",
+                logs_dir=work / "logs",
+            )
+        finally:
+            sandbox.close()
+            shutil.rmtree(work, ignore_errors=True)
+        assert [] == list(record.faults)
+        results.append((record.placements, record.bankrolls, record.hands, record.decisions))
+    assert results[0] == results[1]
+
+
+@pytest.mark.process_cannot(
+    "not applicable: its socket directory is the bot's own private one, like its tmp/",
+    skip=True,
+)
+def test_socket_directory_cannot_fill_the_host_disk(arena: Arena) -> None:
+    """A bot that writes into its socket directory before serving is stopped at once."""
+    limits = SandboxLimits(start_timeout_s=3)
+    bot = arena.adversary("squatter")
+    played = arena.play([bot, arena.bot("random"), arena.bot("greedy")], limits=limits)
+    written = max((r["mb"] for r in played.reports(0) if not r["blocked"]), default=0)
+    # The guard allows 64 KB and looks every 10 ms: a fast writer gets a few MB through.
+    assert written <= 16
+    assert [FaultKind.START] == [f.kind for f in played.faults(0)]
+    assert "into its socket directory" in played.logs[0]
+    assert not (played.workdir / "seat0" / "sock").exists()
+
+
+@pytest.mark.docker
+def test_socket_is_open_to_an_arena_that_is_not_root(box: DockerSandbox) -> None:
+    """For an arena without root, the bot's socket is made connectable by any user."""
+    box.open_socket = True  # what a non-root arena does
+    work = short_workdir()
+    try:
+        bot = box.start(RANDOM, work / "seat0", "open")
+        client = BotClient(bot.endpoint)
+        try:
+            client.wait_ready(timeout=20)
+            assert "random" == client.handshake(timeout=5).name
+        finally:
+            client.close()
+        mode = (work / "seat0" / "sock" / "bot.sock").stat().st_mode
+        assert 0o777 == mode & 0o777
+        attrs = bot.container.attrs
+        assert ["python3", "bot.py", "--listen", "unix:/run/flipflop/bot.sock"] == attrs["Config"][
+            "Cmd"
+        ]
+    finally:
+        box.close()
+        shutil.rmtree(work, ignore_errors=True)

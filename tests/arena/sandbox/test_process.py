@@ -1,0 +1,128 @@
+"""The process sandbox: what a bot process gets (user, environment, limits) and its cleanup."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arena.sandbox import ProcessSandbox, SandboxKind, SandboxLimits, choose_sandbox
+from arena.sandbox._process import _can_unshare_net, _drop_privileges
+from flipflop import BotClient, read_manifest
+
+REPO = Path(__file__).resolve().parents[3]
+RANDOM = read_manifest(REPO / "bots" / "random")
+
+
+@pytest.fixture
+def workdir() -> Iterator[Path]:
+    """A short directory for sockets."""
+    path = Path(tempfile.mkdtemp(prefix="ffa-p-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def gone(pid: int) -> bool:
+    """True when ``pid`` has exited (a zombie counts as gone)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    return "State:\tZ" in status
+
+
+def test_isolation_says_it_is_weaker() -> None:
+    """The one line shown for the process sandbox says it is not for untrusted code."""
+    sandbox = choose_sandbox("process")
+    assert SandboxKind.PROCESS is sandbox.kind
+    assert "not untrusted code" in sandbox.isolation
+    assert ("no network" in sandbox.isolation) is _can_unshare_net()
+
+
+def test_bot_process_is_limited_and_scrubbed(workdir: Path) -> None:
+    """The bot gets its rlimits, a scrubbed environment and (as root) a user of its own."""
+    limits = SandboxLimits(memory_mb=512, open_files=200, file_size_mb=8, cpu_seconds=100)
+    sandbox = ProcessSandbox(limits)
+    try:
+        bot = sandbox.start(RANDOM, workdir / "seat0", "limits")
+        client = BotClient(bot.endpoint)
+        try:
+            client.wait_ready(timeout=20)
+        finally:
+            client.close()
+        pid = bot.proc.pid
+        text = Path(f"/proc/{pid}/limits").read_text()
+        rows = {line[:26].strip(): line[26:].split() for line in text.splitlines()[1:]}
+        assert str(512 << 20) == rows["Max address space"][0]
+        assert "200" == rows["Max open files"][0]
+        assert str(8 << 20) == rows["Max file size"][0]
+        assert "100" == rows["Max cpu time"][0]
+        env = dict(
+            item.split("=", 1)
+            for item in Path(f"/proc/{pid}/environ").read_text().split("\0")
+            if "=" in item
+        )
+        assert set(env) <= {
+            "PATH",
+            "HOME",
+            "TMPDIR",
+            "LANG",
+            "PYTHONDONTWRITEBYTECODE",
+            "PYTHONUNBUFFERED",
+            "MALLOC_ARENA_MAX",
+            "FLIPFLOP_LISTEN",
+            "FLIPFLOP_SANDBOX",
+        }
+        if _drop_privileges() is None:
+            uid = os.stat(f"/proc/{pid}").st_uid
+            assert uid not in (0, os.getuid(), 65534)
+            assert str(limits.pids) == rows["Max processes"][0]
+            other = sandbox.start(RANDOM, workdir / "seat1", "other")
+            assert uid != os.stat(f"/proc/{other.proc.pid}").st_uid
+        if _can_unshare_net():
+            assert os.readlink(f"/proc/{pid}/ns/net") != os.readlink("/proc/self/ns/net")
+    finally:
+        sandbox.close()
+    assert gone(pid)
+
+
+_ARENA_SCRIPT = """
+import sys, time
+from pathlib import Path
+from arena.sandbox import ProcessSandbox
+from flipflop import read_manifest
+box = ProcessSandbox()
+bot = box.start(read_manifest(sys.argv[1]), Path(sys.argv[2]), "killed")
+print(bot.proc.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_watchdog_kills_bots_of_a_killed_arena(workdir: Path) -> None:
+    """An arena killed with SIGKILL (no cleanup at all) leaves no bot process behind."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _ARENA_SCRIPT, str(RANDOM.path), str(workdir / "seat0")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        pid = int(proc.stdout.readline())
+        assert not gone(pid)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        deadline = time.monotonic() + 20
+        while not gone(pid):
+            assert time.monotonic() < deadline, "the bot outlived its arena by 20 s"
+            time.sleep(0.1)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
