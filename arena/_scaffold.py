@@ -13,46 +13,37 @@ _BOT_PY = '''"""{name}: a Game, Flip, Flop bot. Start here and make it smarter.
 
 Run it locally:   python3 bot.py --listen unix:/tmp/{name}.sock
 Check it:         arena check .
-Play it:          arena run . random greedy
+Play it:          arena run . random greedy counter
 """
-
-from __future__ import annotations
 
 from collections.abc import Sequence
 
-from flipflop import DRAW_STOCK, DROP, Action, ActionKind, Bot, Observation, best_melds, hand_total
+from flipflop import DRAW_STOCK, DROP, Action, Bot, Observation, best_melds, hand_total, serve
 
 
 class {cls}(Bot):
-    """Melds what it can, discards its highest card, drops on a low hand."""
-
     name = "{name}"
     version = "0.1.0"
 
     def start_turn(self, obs: Observation, legal: Sequence[Action]) -> Action:
         """Drop with a hand of 5 or less; otherwise draw from the stock."""
-        if hand_total(obs.hand) <= 5 and DROP in legal:
-            return DROP
-        return DRAW_STOCK
+        return DROP if hand_total(obs.hand) <= 5 else DRAW_STOCK
 
     def play_turn(self, obs: Observation, legal: Sequence[Action]) -> list[Action]:
-        """Meld the best spreads, then discard the highest card allowed."""
+        """Meld the spreads that leave the least, then discard the highest card allowed."""
         melds, _ = best_melds(obs.hand)
-        steps = [Action.meld(m) for m in melds]
         left = [c for c in obs.hand if not any(c in m for m in melds)]
-        allowed = [c for c in left if c != obs.drawn_from_discard]
+        allowed = [c for c in left if c != obs.drawn_from_discard]  # R-DRAW
+        if left and not allowed:  # only the card just taken would be left: meld less
+            return self.discards(legal)[:1]
+        steps = [Action.meld(m) for m in melds]
         if allowed:
-            steps.append(Action.discard(max(allowed, key=lambda c: (c.value, c.index))))
-        elif left:
-            # Only the card taken from the discard pile is left: keep a meld back instead.
-            steps = [a for a in legal if a.kind is ActionKind.DISCARD][:1]
+            steps.append(Action.discard(max(allowed, key=lambda c: c.value)))
         return steps
 
 
 if __name__ == "__main__":
-    from flipflop import serve
-
-    serve({cls})  # the class: each match gets its own instance
+    serve({cls})  # the class: every match gets its own instance
 '''
 
 _BOT_TOML = """name = "{name}"
