@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _readme_bot() -> str:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    blocks: list[str] = re.findall(r"```python\n(.*?)```", text, re.S)
     return next(b for b in blocks if "class MyBot(Bot)" in b)
 
 
