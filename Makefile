@@ -16,8 +16,9 @@ lint: ## Check lint and formatting with ruff
 	$(BIN)ruff check
 	$(BIN)ruff format --check
 
-typecheck: ## Type-check with mypy --strict
+typecheck: ## Type-check with mypy --strict (each bundled bot on its own: all are bot.py)
 	$(BIN)mypy
+	@for f in bots/*/bot.py; do $(BIN)mypy "$$f" || exit 1; done
 
 test: ## Run the test suite
 	$(PYTHON) -m pytest
