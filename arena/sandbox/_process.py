@@ -138,12 +138,20 @@ def _in_net_ns(ns: str) -> Callable[[int], bool]:
 
 
 def _kill_leftovers(pgid: int, uid: int | None, ns: str) -> None:
-    """Kill a bot's process group, then whatever escaped it (by user id or network ns)."""
+    """Kill a bot's process group, then whatever escaped it.
+
+    By its user id when it has one of its own (nothing else runs as that user), else by its
+    network namespace.
+
+    A namespace is named by an inode number, which the kernel reuses once the namespace is
+    gone: killing by a stale name would kill another bot that is just starting. The arena holds
+    the namespace open while the bot runs (``_ProcessBot``), so the name stays the bot's.
+    """
     with contextlib.suppress(OSError):
         os.killpg(pgid, signal.SIGKILL)
     if uid is not None:
         _kill_all(_owned_by(uid))
-    if ns and ns != _net_ns(os.getpid()):
+    elif ns and ns != _net_ns(os.getpid()):
         _kill_all(_in_net_ns(ns))
 
 
@@ -218,9 +226,11 @@ class _ProcessBot:
         log: StderrCapture,
         uid: int | None,
         net_ns: str,
+        net_ns_fd: int | None,
     ) -> None:
         self.proc = proc
         self.net_ns = net_ns
+        self._net_ns_fd = net_ns_fd  # keeps the namespace, and so its name, alive
         self.endpoint = endpoint
         self.workdir = workdir
         self.log_path = log.path
@@ -247,6 +257,9 @@ class _ProcessBot:
             self.proc.wait(1.0)
         # Whatever is left, including children that left the group with setsid.
         _kill_leftovers(self.proc.pid, self.uid, self.net_ns)
+        if self._net_ns_fd is not None:
+            os.close(self._net_ns_fd)
+            self._net_ns_fd = None
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(5.0)
         self._sandbox._watchdog.stopped(self.proc.pid)
@@ -362,11 +375,18 @@ class ProcessSandbox:
         except OSError as e:
             raise SandboxError(f"{bot.name}: cannot start {bot.command[0]!r}: {e}") from e
         ns = ""
+        ns_fd: int | None = None
         if self.netns:
             # The bot's namespace, once unshare has made it (never the arena's own).
             for _ in range(100):
                 ns = _net_ns(proc.pid)
                 if ns and ns != _net_ns(os.getpid()):
+                    with contextlib.suppress(OSError):
+                        ns_fd = os.open(f"/proc/{proc.pid}/ns/net", os.O_RDONLY)
+                    if ns_fd is not None and _net_ns(proc.pid) != ns:
+                        os.close(ns_fd)  # it moved on between the two looks: look again
+                        ns_fd = None
+                        continue
                     break
                 ns = ""
                 time.sleep(0.002)
@@ -377,7 +397,7 @@ class ProcessSandbox:
         os.close(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
         os.chmod(log_path, 0o600)
         log = StderrCapture(proc.stdout, log_path, self.limits.log_bytes)
-        running = _ProcessBot(self, proc, f"unix:{sock}", workdir, log, uid_or_none, ns)
+        running = _ProcessBot(self, proc, f"unix:{sock}", workdir, log, uid_or_none, ns, ns_fd)
         with self._lock:
             self._running.add(running)
         return running
