@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -87,35 +89,56 @@ class Sandbox(Protocol):
 
 
 class StderrCapture:
-    """Copies a pipe to a file up to a byte cap, counting (and discarding) the rest.
+    """Copies a bot's output to a file up to a byte cap, counting (and discarding) the rest.
 
-    So a bot that floods its output can neither fill the disk nor block on a full pipe.
+    So a bot that floods its output can neither fill the disk nor block on a full pipe. The
+    source is a pipe (the process sandbox) or any iterable of byte chunks (a container's
+    attached output stream).
     """
 
-    def __init__(self, pipe: IO[bytes], path: Path, cap: int) -> None:
+    def __init__(self, source: IO[bytes] | Iterable[bytes], path: Path, cap: int) -> None:
         self.path = path
         self.cap = cap
         self.dropped = 0
-        self._pipe = pipe
-        self._thread = threading.Thread(target=self._pump, name=f"log:{path.name}", daemon=True)
+        self._notes: list[str] = []
+        self._source = source
+        read1 = getattr(source, "read1", None)
+        chunks: Iterable[bytes] = iter(lambda: read1(65536), b"") if read1 else source
+        self._thread = threading.Thread(
+            target=self._pump, args=(chunks,), name=f"log:{path.name}", daemon=True
+        )
         self._thread.start()
 
-    def _pump(self) -> None:
+    def _pump(self, chunks: Iterable[bytes]) -> None:
         kept = 0
         with open(self.path, "wb") as out:
-            while True:
-                chunk = self._pipe.read1(65536) if hasattr(self._pipe, "read1") else b""
-                if not chunk:
-                    break
-                room = max(0, self.cap - kept)
-                if room:
-                    out.write(chunk[:room])
-                    out.flush()
-                    kept += min(room, len(chunk))
-                self.dropped += max(0, len(chunk) - room)
+            # A container's stream raises when the container goes away: that is its end.
+            with contextlib.suppress(Exception):
+                for chunk in chunks:
+                    room = max(0, self.cap - kept)
+                    if room:
+                        out.write(chunk[:room])
+                        out.flush()
+                        kept += min(room, len(chunk))
+                    self.dropped += max(0, len(chunk) - room)
             if self.dropped:
                 out.write(f"\n[arena: {self.dropped} more bytes of output dropped]\n".encode())
+            for note in self._notes:
+                out.write(f"\n[arena: {note}]\n".encode())
 
-    def join(self, timeout: float = 2.0) -> None:
-        """Wait for the pipe to close (the bot exited)."""
+    def note(self, text: str) -> None:
+        """A line the arena adds at the end of the log (say, why it stopped the bot)."""
+        self._notes.append(text)
+
+    def finished(self) -> bool:
+        """True once the source has ended (the bot's output closed)."""
+        return not self._thread.is_alive()
+
+    def join(self, timeout: float = 5.0) -> None:
+        """Wait for the source to end; close it if it does not end in time."""
         self._thread.join(timeout)
+        if self._thread.is_alive():
+            close = getattr(self._source, "close", None)
+            if callable(close):
+                with contextlib.suppress(Exception):
+                    close()

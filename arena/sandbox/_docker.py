@@ -46,7 +46,7 @@ import docker.errors  # type: ignore[import-untyped,unused-ignore]
 from docker.types import LogConfig, Ulimit  # type: ignore[import-untyped,unused-ignore]
 
 from arena._errors import SandboxError, SandboxUnavailable
-from arena.sandbox._base import SandboxKind, SandboxLimits
+from arena.sandbox._base import SandboxKind, SandboxLimits, StderrCapture
 from arena.sandbox._images import Log, ensure_base_image, ensure_bot_image, stderr_log
 from flipflop import BotManifest
 
@@ -171,51 +171,6 @@ def _watch(run_id: str) -> None:
 # ---------------------------------------------------------------------------------- one bot
 
 
-class _LogPump:
-    """Copies a container's attached output to a file up to a cap, counting the rest."""
-
-    def __init__(self, stream: Iterable[bytes], path: Path, cap: int) -> None:
-        self.path = path
-        self.cap = cap
-        self.dropped = 0
-        self._notes: list[str] = []
-        self._stream = stream
-        self._thread = threading.Thread(target=self._pump, name=f"log:{path}", daemon=True)
-        self._thread.start()
-
-    def _pump(self) -> None:
-        kept = 0
-        with open(self.path, "wb") as out:
-            with contextlib.suppress(Exception):  # the stream breaks when the container goes
-                for chunk in self._stream:
-                    room = max(0, self.cap - kept)
-                    if room:
-                        out.write(chunk[:room])
-                        out.flush()
-                        kept += min(room, len(chunk))
-                    self.dropped += max(0, len(chunk) - room)
-            if self.dropped:
-                out.write(f"\n[arena: {self.dropped} more bytes of output dropped]\n".encode())
-            for note in self._notes:
-                out.write(f"\n[arena: {note}]\n".encode())
-
-    def note(self, text: str) -> None:
-        """A line the arena adds at the end of the log (why it stopped the bot)."""
-        self._notes.append(text)
-
-    def finished(self) -> bool:
-        return not self._thread.is_alive()
-
-    def join(self, timeout: float = 5.0) -> None:
-        self._thread.join(timeout)
-        if self._thread.is_alive():
-            close = getattr(self._stream, "close", None)
-            if callable(close):
-                with contextlib.suppress(Exception):
-                    close()
-            self._thread.join(1.0)
-
-
 class _DockerBot:
     """One running container (the :class:`RunningBot` of this sandbox)."""
 
@@ -224,7 +179,7 @@ class _DockerBot:
         sandbox: DockerSandbox,
         container: Any,
         workdir: Path,
-        pump: _LogPump,
+        pump: StderrCapture,
     ) -> None:
         self.container = container
         self.endpoint = f"unix:{workdir / 'sock' / 'bot.sock'}"
@@ -496,7 +451,7 @@ class DockerSandbox:
             stream = self.client.api.attach(
                 str(container.id), stdout=True, stderr=True, stream=True
             )
-            pump = _LogPump(stream, workdir / "output.log", self.limits.log_bytes)
+            pump = StderrCapture(stream, workdir / "output.log", self.limits.log_bytes)
             running = _DockerBot(self, container, workdir, pump)
             with self._lock:
                 self._running.add(running)
