@@ -19,7 +19,7 @@ It plays like a careful rummy player:
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from flipflop import (
@@ -42,7 +42,7 @@ from flipflop import (
 )
 
 
-def total_after_turn(cards: Iterable[Card], keep: Card | None = None) -> int:
+def total_after_turn(cards: Sequence[Card], keep: Card | None = None) -> int:
     """The total left after melding the best spreads and discarding the highest other card."""
     melds, _ = best_melds(cards)
     melded = {c for m in melds for c in m}

@@ -9,7 +9,7 @@ of a turn once its total is at most :attr:`GreedyBot.drop_at`.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from flipflop import (
     DRAW_DISCARD,
@@ -26,7 +26,7 @@ from flipflop import (
 )
 
 
-def total_after_turn(cards: Iterable[Card], keep: Card | None = None) -> int:
+def total_after_turn(cards: Sequence[Card], keep: Card | None = None) -> int:
     """The total left after melding the best spreads and discarding the highest other card.
 
     Args:
