@@ -197,7 +197,7 @@ def run(
     except (ArenaError, ValueError) as e:
         raise ArenaCliError(str(e)) from e
     workers = jobs or max(1, min(2, os.cpu_count() or 1))
-    err.print(f"[bold]sandbox:[/] {box.isolation}")
+    err.print(f"[bold]sandbox:[/] {box.isolation}", soft_wrap=True)
     progress = Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
@@ -241,12 +241,14 @@ def run(
     if result.standings:
         console.print(standings_table(result.standings, title))
     summary = _summary(result, spec, box.isolation, seconds)
-    console.print(summary)
+    console.print(summary, soft_wrap=True)
     with open(out / "summary.txt", "w", encoding="utf-8") as f:
         if result.standings:
             Console(file=f, width=140).print(standings_table(result.standings, title))
         f.write(summary + "\n")
-    console.print(f"files: {out}/standings.json, standings.csv, replays/, logs/, summary.txt")
+    console.print(
+        f"files: {out}/standings.json, standings.csv, replays/, logs/, summary.txt", soft_wrap=True
+    )
     if result.interrupted:
         err.print(
             f"interrupted: {len(result.records)} of {result.planned} matches are saved; "
