@@ -200,7 +200,6 @@ def run_ladder(
     config = spec.config()
     (out / "replays").mkdir(exist_ok=True)
     records = list(done)
-    lock = threading.Lock()
     cancel = threading.Event()
     scratch = Path(tempfile.mkdtemp(prefix="ffa-"))
 
@@ -231,7 +230,8 @@ def run_ladder(
             )
             for f in sorted(finished_now, key=lambda f: futures[f].index):
                 rec = _jsonable(f.result())
-                with lock, open(out / "matches.jsonl", "a", encoding="utf-8") as fh:
+                # Only this (the calling) thread writes the file: no lock needed.
+                with open(out / "matches.jsonl", "a", encoding="utf-8") as fh:
                     fh.write(json.dumps(rec) + "\n")
                     fh.flush()
                     os.fsync(fh.fileno())
