@@ -62,6 +62,29 @@ _SOCK_DIR_ENTRIES = 4
 """Entries a bot may make in its socket directory before its socket exists (a few, in case
 its server makes a lock or temporary file)."""
 _SOCK_DIR_BYTES = 64 * 1024
+# As root the socket directory is a tmpfs of this size: a hard cap on what a bot can write to
+# the host through it, whatever the guard's timing (a busy machine delays the guard).
+_SOCK_DIR_TMPFS = "256k"
+
+
+def _mount_tmpfs(directory: Path) -> bool:
+    """Mount a tiny tmpfs on ``directory`` (root only); True if mounted."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        return False
+    opts = f"size={_SOCK_DIR_TMPFS},mode=0777,nosuid,nodev,noexec"
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", opts, "flipflop-sock", str(directory)],
+        capture_output=True,
+        check=False,
+    )
+    return done.returncode == 0
+
+
+def _unmount(directory: Path) -> None:
+    """Undo :func:`_mount_tmpfs` (lazily: the container may still hold it for a moment)."""
+    subprocess.run(["umount", "-l", str(directory)], capture_output=True, check=False)
+
+
 """Bytes it may write there before its socket exists."""
 _API_TIMEOUT = 60
 
@@ -110,7 +133,11 @@ def _process_gone(pid: int, token: str) -> bool:
 
 
 def _remove(container: Any) -> None:
-    """Kill and remove a container; nothing if it is already gone."""
+    """Kill and remove a container; nothing if it is already gone.
+
+    Also unmounts the tiny tmpfs of its socket directory, if the arena mounted one.
+    """
+    sources = [m.get("Source", "") for m in (container.attrs or {}).get("Mounts", [])]
     with contextlib.suppress(docker.errors.NotFound):
         try:
             container.remove(force=True)
@@ -118,6 +145,20 @@ def _remove(container: Any) -> None:
             # "removal already in progress" (409) means someone else is removing it
             if getattr(e, "status_code", None) != 409:
                 raise
+    for source in sources:
+        if source and _is_our_tmpfs(source):
+            _unmount(Path(source))
+
+
+def _is_our_tmpfs(path: str) -> bool:
+    """True if ``path`` is a socket-directory tmpfs mounted by :func:`_mount_tmpfs`."""
+    try:
+        with open("/proc/self/mounts", encoding="utf-8") as f:
+            return any(
+                line.split()[:3] == ["flipflop-sock", path, "tmpfs"] for line in f if line.strip()
+            )
+    except OSError:
+        return False
 
 
 def reap_orphans(client: Any, log: Log | None = None) -> int:
@@ -180,8 +221,10 @@ class _DockerBot:
         container: Any,
         workdir: Path,
         pump: StderrCapture,
+        mounted: bool,
     ) -> None:
         self.container = container
+        self._mounted = mounted  # its socket directory is a tiny tmpfs to unmount at stop
         self.endpoint = f"unix:{workdir / 'sock' / 'bot.sock'}"
         self.log_path = pump.path
         self.workdir = workdir
@@ -217,25 +260,33 @@ class _DockerBot:
         while not self._stopped.is_set() and time.monotonic() < deadline:
             if (sock_dir / "bot.sock").exists() or self._pump.finished():
                 break
-            entries = 0
-            size = 0
-            with contextlib.suppress(OSError):
-                for entry in os.scandir(sock_dir):
-                    entries += 1
-                    size += entry.stat(follow_symlinks=False).st_size
-                    if entries > _SOCK_DIR_ENTRIES:
-                        break
-            if entries > _SOCK_DIR_ENTRIES or size > _SOCK_DIR_BYTES:
-                with contextlib.suppress(OSError):
-                    os.chmod(sock_dir, 0o755)  # no more writes, even before it is gone
-                self._pump.note(
-                    f"stopped: wrote {entries} entries, {size} bytes into its socket directory"
-                )
-                self.stop()
+            if self._squatted(sock_dir):
                 return
             time.sleep(0.01)
+        # One last look once the socket is there: whatever the timing, a bot that wrote into
+        # the directory before binding is stopped (as root, a tmpfs caps what it could write).
+        if not self._stopped.is_set() and self._squatted(sock_dir):
+            return
         with contextlib.suppress(OSError):
             os.chmod(sock_dir, 0o755)
+
+    def _squatted(self, sock_dir: Path) -> bool:
+        """Stop the bot if it wrote more than its socket into ``sock_dir``; True if it did."""
+        entries = 0
+        size = 0
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(sock_dir):
+                entries += 1
+                size += entry.stat(follow_symlinks=False).st_size
+                if entries > _SOCK_DIR_ENTRIES:
+                    break
+        if entries <= _SOCK_DIR_ENTRIES and size <= _SOCK_DIR_BYTES:
+            return False
+        with contextlib.suppress(OSError):
+            os.chmod(sock_dir, 0o755)  # no more writes, even before it is gone
+        self._pump.note(f"stopped: wrote {entries} entries, {size} bytes into its socket directory")
+        self.stop()
+        return True
 
     def stop(self) -> None:
         with self._stop_lock:
@@ -247,6 +298,8 @@ class _DockerBot:
                 _remove(self.container)
         finally:
             self._pump.join()
+            if self._mounted:
+                _unmount(self.workdir / "sock")
             shutil.rmtree(self.workdir / "sock", ignore_errors=True)
             self._sandbox._forget(self)
 
@@ -431,6 +484,7 @@ class DockerSandbox:
             workdir.mkdir(parents=True, exist_ok=True)
             shutil.rmtree(sock_dir, ignore_errors=True)
             sock_dir.mkdir()
+            mounted = _mount_tmpfs(sock_dir)
             # Writable for the container's user 65534 until its socket exists.
             os.chmod(sock_dir, 0o777)
         except OSError as e:
@@ -445,6 +499,8 @@ class DockerSandbox:
                 **self._container_config(bot, label, sock_dir),
             )
         except docker.errors.DockerException as e:
+            if mounted:
+                _unmount(sock_dir)
             raise SandboxError(f"{bot.name}: cannot create its container: {e}") from e
         try:
             # Attach before start: everything the bot writes is streamed from its first byte.
@@ -452,7 +508,7 @@ class DockerSandbox:
                 str(container.id), stdout=True, stderr=True, stream=True
             )
             pump = StderrCapture(stream, workdir / "output.log", self.limits.log_bytes)
-            running = _DockerBot(self, container, workdir, pump)
+            running = _DockerBot(self, container, workdir, pump, mounted)
             with self._lock:
                 self._running.add(running)
             container.start()

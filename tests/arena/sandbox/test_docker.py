@@ -297,9 +297,14 @@ def test_socket_directory_cannot_fill_the_host_disk(arena: Arena) -> None:
     bot = arena.adversary("squatter")
     played = arena.play([bot, arena.bot("random"), arena.bot("greedy")], limits=limits)
     written = max((r["mb"] for r in played.reports(0) if not r["blocked"]), default=0)
-    # The guard allows 64 KB and looks every 10 ms: a fast writer gets a few MB through.
-    assert written <= 16
-    assert [FaultKind.START] == [f.kind for f in played.faults(0)]
+    if os.geteuid() == 0:  # the directory is a 256 KB tmpfs: not one of the 1 MB files fits
+        assert 0 == written
+    else:  # only the guard, which looks every 10 ms: a fast writer gets a few MB through
+        assert written <= 16
+    # The guard stops it: while it starts (START) or, on a busy machine where the guard's
+    # last look comes after the bot was handed to the match, as soon as it looks (CRASH).
+    kinds = [f.kind for f in played.faults(0)]
+    assert kinds in ([FaultKind.START], [FaultKind.CRASH])
     assert "into its socket directory" in played.logs[0]
     assert not (played.workdir / "seat0" / "sock").exists()
 
