@@ -31,7 +31,7 @@ from flipflop._actions import Action, Phase
 from flipflop._bot import MatchInfo
 from flipflop._client import BotClient
 from flipflop._errors import ActionError, BotCrashed, BotError, BotProtocolError, BotTimeout
-from flipflop._harness import apply_turn, default_action
+from flipflop._harness import apply_turn, default_action, play_phase_of
 from flipflop._match import MatchConfig, MatchState
 from flipflop._wire import NOTE_LIMIT, BotIdentity
 
@@ -316,15 +316,7 @@ class _Match:
     def _check_plan(self, plan: Sequence[Action]) -> None:
         """Apply a PHASE_PLAY plan as :func:`apply_turn` does, naming what went wrong."""
         state = self.state
-        seat, hand = state.to_act, state.hand_number
-
-        def turn_open() -> bool:
-            return (
-                not state.is_over
-                and state.to_act == seat
-                and state.hand_number == hand
-                and state.phase is Phase.PLAY
-            )
+        turn_open = play_phase_of(state)
 
         for i, step in enumerate(plan, 1):
             if not turn_open():

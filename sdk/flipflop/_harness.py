@@ -12,7 +12,7 @@ bot that plays cleanly here plays the same way over the wire.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from flipflop._actions import DRAW_STOCK, Action, ActionKind, Phase
 from flipflop._bot import Bot, MatchInfo
@@ -37,6 +37,24 @@ def default_action(state: MatchState) -> Action:
     return legal[0]  # every card is a meld/lay-off away from going out; any is legal
 
 
+def play_phase_of(state: MatchState) -> Callable[[], bool]:
+    """A test for "the PLAY phase of the current seat's turn is still open" in ``state``.
+
+    False once the turn ended: a discard, going out, the hand or the match over.
+    """
+    seat, hand = state.to_act, state.hand_number
+
+    def turn_open() -> bool:
+        return (
+            not state.is_over
+            and state.to_act == seat
+            and state.hand_number == hand
+            and state.phase is Phase.PLAY
+        )
+
+    return turn_open
+
+
 def apply_turn(state: MatchState, plan: Sequence[Action]) -> tuple[int, ActionError | None]:
     """Apply a PLAY-phase plan: its steps in order until the turn ends.
 
@@ -46,17 +64,9 @@ def apply_turn(state: MatchState, plan: Sequence[Action]) -> tuple[int, ActionEr
     Returns:
         (steps of the plan that were applied, the error that stopped it or None).
     """
-    seat, hand = state.to_act, state.hand_number
+    turn_open = play_phase_of(state)
     applied = 0
     error: ActionError | None = None
-
-    def turn_open() -> bool:
-        return (
-            not state.is_over
-            and state.to_act == seat
-            and state.hand_number == hand
-            and state.phase is Phase.PLAY
-        )
 
     for step in plan:
         if not turn_open():
