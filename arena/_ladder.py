@@ -58,6 +58,16 @@ class LadderSpec:
             seats=self.table_size, stake=self.stake, bankroll=self.bankroll, hand_cap=self.hand_cap
         )
 
+    def plan(self) -> list[PlannedMatch]:
+        """The matches this ladder plays (a pure function of the spec)."""
+        return plan_ladder(
+            [b.name for b in self.bots],
+            matches=self.matches,
+            table_size=self.table_size,
+            seed=self.seed,
+            duplicate=self.duplicate,
+        )
+
     def identity(self) -> dict[str, Any]:
         """What must be equal for ``--resume`` to continue a run."""
         return {
@@ -172,13 +182,7 @@ def run_ladder(
     """
     if jobs < 1:
         raise PlanError(f"--jobs must be at least 1, got {jobs}")
-    plan = plan_ladder(
-        [b.name for b in spec.bots],
-        matches=spec.matches,
-        table_size=spec.table_size,
-        seed=spec.seed,
-        duplicate=spec.duplicate,
-    )
+    plan = spec.plan()
     done = _prepare(spec, out, resume)
     (out / "ladder.json").write_text(
         json.dumps(

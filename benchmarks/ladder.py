@@ -31,7 +31,6 @@ from pathlib import Path
 
 from arena._bundled import resolve_bot
 from arena._ladder import LadderSpec, run_ladder
-from arena._plan import plan_ladder
 from arena.sandbox import ProcessSandbox
 from flipflop import (
     Action,
@@ -99,13 +98,7 @@ class _Counted(Bot):
 
 def in_process(spec: LadderSpec) -> Measurement:
     """Play the ladder's planned matches with ``play_match``; bots are loaded before timing."""
-    plan = plan_ladder(
-        [b.name for b in spec.bots],
-        matches=spec.matches,
-        table_size=spec.table_size,
-        seed=spec.seed,
-        duplicate=spec.duplicate,
-    )
+    plan = spec.plan()
     paths = {b.name: b.path for b in spec.bots}
     tables = [[_Counted(load_bot(paths[name])) for name in p.bots] for p in plan]
     config = spec.config()
