@@ -30,7 +30,7 @@ import math
 import os
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from flipflop import (
@@ -234,6 +234,8 @@ class SearchBot(Bot):
             drop into a low hand; taking the near-certain pot measured better.
         objective: what a play-out scores: ``"place"`` (expected final placement, see
             :func:`expected_place`) or ``"chips"`` (this seat's chip change).
+        clock: the clock the budget is measured by (``time.perf_counter``; tests swap in
+            their own to check the search stops on time without timing anything).
     """
 
     name = "search"
@@ -246,6 +248,7 @@ class SearchBot(Bot):
 
     def __init__(self) -> None:
         self.budget = budget_seconds()
+        self.clock: Callable[[], float] = time.perf_counter
         self._seats: dict[int, SeatMemory] = {}
 
     def start_match(self, info: MatchInfo) -> None:
@@ -272,7 +275,7 @@ class SearchBot(Bot):
 
     def start_turn(self, obs: Observation, legal: Sequence[Action]) -> Action:
         """Drop, draw from the stock or from the discard pile: whichever searches best."""
-        deadline = time.perf_counter() + self.budget
+        deadline = self.clock() + self.budget
         if DROP in legal and self.lowest_share(obs) >= self.sure_drop:
             return DROP
         candidates: list[Plan] = [(a,) for a in legal]
@@ -301,7 +304,7 @@ class SearchBot(Bot):
 
     def play_turn(self, obs: Observation, legal: Sequence[Action]) -> Sequence[Action]:
         """Meld and lay off all that fits, then the discard that searches best."""
-        deadline = time.perf_counter() + self.budget
+        deadline = self.clock() + self.budget
         plans = self.candidate_plans(obs)
         return self.search(obs, deadline, plans, 0, range(1, len(plans)))
 
@@ -345,7 +348,7 @@ class SearchBot(Bot):
 
         Args:
             obs: the observation to decide from.
-            deadline: when to stop sampling, by ``time.perf_counter``.
+            deadline: when to stop sampling, by :attr:`clock`.
             candidates: the moves to compare.
             prefer: the index of the simple choice (the highest discard, the stock draw),
                 kept over its ``rivals`` unless they are better by two standard errors.
@@ -364,12 +367,12 @@ class SearchBot(Bot):
         drop_chance = {s: memory.model(s).drop_chance for s in others}
         scores: list[list[float]] = [[] for _ in candidates]  # per candidate, per world
         alive = list(range(len(candidates)))  # all of them played every world so far
-        while len(alive) > 1 and time.perf_counter() < deadline:
+        while len(alive) > 1 and self.clock() < deadline:
             world = sample_world(obs, memory.rng, last, above)
             luck = memory.rng.getrandbits(32)  # the same for every candidate in this world
             row = []
             for i in alive:
-                if time.perf_counter() >= deadline and scores[i]:
+                if self.clock() >= deadline and scores[i]:
                     break  # an incomplete world would favour the candidates tried first
                 policy = DefaultPolicy(
                     last, above, reckless, drop_chance, self.drop_chance, luck, self.objective

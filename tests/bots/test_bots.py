@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -151,31 +150,51 @@ def test_greedy_never_discards_what_it_took_in_play() -> None:
     assert took > 0  # the check was exercised
 
 
-def timed(method: Callable[..., object], record: list[float]) -> Callable[..., object]:
-    """``method``, recording the CPU seconds of each call in ``record``."""
+class TickClock:
+    """A clock that moves on ``step`` seconds each time it is read: time without timing."""
 
-    def wrapper(*args: object) -> object:
-        start = time.process_time()
-        result = method(*args)
-        record.append(time.process_time() - start)
-        return result
+    def __init__(self, step: float) -> None:
+        self.now = 0.0
+        self.step = step
 
-    return wrapper
+    def __call__(self) -> float:
+        """One tick later than the last reading."""
+        self.now += self.step
+        return self.now
 
 
 @pytest.mark.slow
-def test_search_respects_its_budget() -> None:
-    """Each search decision stays within a loose bound of its budget.
+def test_search_stops_at_its_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each search samples worlds until its deadline, then stops within one world of it.
 
-    A sanity check, not a benchmark: CPU time is measured, not wall time, so a busy machine
-    cannot fail it.
+    The bot reads a clock that ticks once per reading, so the check is exact on any machine
+    however loaded: a search that stopped early, or ran on past its deadline, fails. The
+    budget allows fewer worlds than the search needs before it may prune a candidate, so
+    every search with a choice to make must run to the deadline.
     """
+    budget_ms, step = 30, 0.001
+    monkeypatch.setenv("FLIPFLOP_SEARCH_MS", str(budget_ms))
     bot = load_bot(BOTS_DIR / "search")
-    spent: list[float] = []
-    bot.start_turn = timed(bot.start_turn, spent)  # type: ignore[method-assign,assignment]
-    bot.play_turn = timed(bot.play_turn, spent)  # type: ignore[method-assign,assignment]
+    clock = TickClock(step)
+    bot.clock = clock  # type: ignore[attr-defined]
+    assert budget_ms / 1000 / step / 3 < bot.min_worlds  # type: ignore[attr-defined]
+    ends: list[tuple[float, float, int]] = []  # deadline, clock on return, candidates
+    search = bot.search  # type: ignore[attr-defined]
+
+    def recorded(
+        obs: Observation, deadline: float, candidates: list[object], *rest: object
+    ) -> object:
+        plan = search(obs, deadline, candidates, *rest)
+        ends.append((deadline, clock.now, len(candidates)))
+        return plan
+
+    bot.search = recorded  # type: ignore[attr-defined]
     others = [load_bot(BOTS_DIR / n) for n in ("greedy", "counter", "random")]
     # Deep bankrolls: nobody is eliminated, so the search bot decides in every hand.
-    play_match([bot, *others], MatchConfig(seats=4, bankroll=1000, hand_cap=40), seed=7)
-    assert len(spent) > 20
-    assert max(spent) < 5 * SEARCH_MS / 1000 + 0.05
+    play_match([bot, *others], MatchConfig(seats=4, bankroll=1000, hand_cap=20), seed=7)
+    choices = [(d, t, k) for d, t, k in ends if k > 1]
+    assert len(choices) > 20
+    for deadline, returned, k in choices:
+        # Past the deadline: the reading that saw it, plus (only when not one world was
+        # finished in time) the rest of the first world, one reading per candidate.
+        assert deadline <= returned <= deadline + (k + 1) * step + 1e-9
