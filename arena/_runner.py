@@ -282,7 +282,7 @@ class _Match:
         budget = self.clock.decision_ms + max(0.0, s.bank_ms)
         t0 = time.perf_counter()
         try:
-            actions, note = s.client.decide(
+            decision = s.client.decide(
                 self.match_id,
                 obs,
                 legal,
@@ -290,6 +290,7 @@ class _Match:
                 time_bank_ms=int(max(0.0, s.bank_ms)),
                 timeout=budget / 1000,
             )
+            actions, note = decision.actions, decision.note
             error: tuple[FaultKind, str] | None = None
         except BotTimeout as e:
             actions, note, error = [], "", (FaultKind.TIMEOUT, str(e) or "deadline exceeded")

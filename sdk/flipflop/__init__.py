@@ -11,7 +11,7 @@ forward model. Rule ids (``R-…``) refer to ``docs/rules.md``.
 from flipflop._actions import DRAW_DISCARD, DRAW_STOCK, DROP, Action, ActionKind, Event, Phase
 from flipflop._bot import Bot, MatchInfo
 from flipflop._cards import DECK, Card, Rank, Suit, cards_of, hand_total, mask_of, parse_cards
-from flipflop._client import BotClient, BotIdentity
+from flipflop._client import BotClient, BotIdentity, Decision
 from flipflop._conformance import ConformanceReport, Problem, ProblemKind, check_bot, format_report
 from flipflop._deals import stack_deck
 from flipflop._errors import (
@@ -71,6 +71,7 @@ __all__ = [
     "Card",
     "ConfigError",
     "ConformanceReport",
+    "Decision",
     "Event",
     "FlipFlopError",
     "HandResult",

@@ -27,7 +27,7 @@ from flipflop._results import HandResult, MatchResult
 from flipflop._server import MAX_MESSAGE_BYTES, Endpoint
 from flipflop._wire import PROTOCOL_VERSION, BotIdentity, Decision
 
-__all__ = ["BotClient", "BotIdentity", "bot_error"]
+__all__ = ["BotClient", "BotIdentity", "Decision", "bot_error"]
 
 _Request = TypeVar("_Request")
 _Response = TypeVar("_Response")
@@ -176,7 +176,7 @@ class BotClient:
         time_left_ms: int,
         time_bank_ms: int,
         timeout: float,
-    ) -> tuple[list[Action], str]:
+    ) -> Decision:
         """Ask for one decision.
 
         Args:
@@ -188,35 +188,15 @@ class BotClient:
             timeout: the deadline in seconds.
 
         Returns:
-            (the actions in order, the debug note cut to 1024 bytes). The actions are
-            well-formed but not checked for legality: that is the engine's job.
+            The actions in order, the debug note cut to 1024 bytes, and the note's length as
+            sent. The actions are well-formed but not checked for legality: that is the
+            engine's job.
 
         Raises:
             BotProtocolError: a malformed answer (the reason names the action), an error the
                 bot raised, or an unknown match.
             BotTimeout, BotCrashed: no answer.
         """
-        decision = self.decision(
-            match_id,
-            obs,
-            legal,
-            time_left_ms=time_left_ms,
-            time_bank_ms=time_bank_ms,
-            timeout=timeout,
-        )
-        return decision.actions, decision.note
-
-    def decision(
-        self,
-        match_id: str,
-        obs: Observation,
-        legal: Sequence[Action],
-        *,
-        time_left_ms: int,
-        time_bank_ms: int,
-        timeout: float,
-    ) -> Decision:
-        """:meth:`decide`, also saying how long the note was as sent (``note_bytes``)."""
         response = self._call(
             self._decide,
             _wire.decide_request_bytes(match_id, obs, legal, time_left_ms, time_bank_ms),

@@ -258,7 +258,7 @@ class _Match:
         budget_ms = round(self.timeout * 1000)
         start = time.monotonic()
         try:
-            decision = self.client.decision(
+            decision = self.client.decide(
                 self.match_id,
                 obs,
                 legal,

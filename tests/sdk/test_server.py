@@ -28,6 +28,7 @@ from flipflop import (
     BotProtocolError,
     BotServer,
     BotTimeout,
+    Decision,
     MatchConfig,
     MatchInfo,
     MatchState,
@@ -71,14 +72,14 @@ def play_over_grpc(client: BotClient, config: MatchConfig, seed: int, prefix: st
     reported = 0
     while not state.is_over:
         seat = state.to_act
-        actions, _ = client.decide(
+        actions = client.decide(
             ids[seat],
             state.observation(seat),
             state.legal_actions(),
             time_left_ms=1000,
             time_bank_ms=5000,
             timeout=5,
-        )
+        ).actions
         if state.phase is Phase.START:
             assert 1 == len(actions)
             state.apply(actions[0])
@@ -297,7 +298,7 @@ class Chatty(Bot):
         return [legal[0]] * 400
 
 
-def start_and_ask(client: BotClient, phase: Phase, timeout: float = 5) -> tuple[list[Action], str]:
+def start_and_ask(client: BotClient, phase: Phase, timeout: float = 5) -> Decision:
     """Start a match for seat 0 and ask for one decision in ``phase``."""
     config = MatchConfig(seats=3)
     state = MatchState(config, 0, dealer=2)
@@ -337,7 +338,8 @@ def test_a_slow_bot_is_a_timeout(endpoint: str) -> None:
 def test_notes_travel_with_the_answer(endpoint: str) -> None:
     """A (action, note) answer reaches the arena with its note."""
     with BotServer(Chatty(), endpoint), BotClient(endpoint) as client:
-        assert ([DRAW_STOCK], "turn 0: drawing, héhé") == start_and_ask(client, Phase.START)
+        decision = start_and_ask(client, Phase.START)
+        assert ([DRAW_STOCK], "turn 0: drawing, héhé") == (decision.actions, decision.note)
 
 
 def test_an_oversized_answer_is_a_protocol_error(endpoint: str) -> None:
