@@ -37,6 +37,8 @@ from flipflop import BotManifest, MatchConfig
 
 __all__ = ["LadderResult", "LadderSpec", "load_outcomes", "run_ladder"]
 
+_MATCH_DEFAULTS = MatchConfig()
+
 
 @dataclass(frozen=True, slots=True)
 class LadderSpec:
@@ -47,9 +49,9 @@ class LadderSpec:
     table_size: int
     seed: int
     duplicate: bool = True
-    stake: int = 10
-    bankroll: int = 100
-    hand_cap: int | None = 500
+    stake: int = _MATCH_DEFAULTS.stake
+    bankroll: int = _MATCH_DEFAULTS.bankroll
+    hand_cap: int | None = _MATCH_DEFAULTS.hand_cap
     clock: TimeControl = field(default_factory=TimeControl)
 
     def config(self) -> MatchConfig:

@@ -7,9 +7,13 @@ from typing import Any, TypeVar
 
 import click
 
+from arena._runner import TimeControl
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 __all__ = ["sandbox_option", "time_options"]
+
+_CLOCK_DEFAULTS = TimeControl()
 
 
 def sandbox_option(f: F) -> F:
@@ -30,14 +34,14 @@ def time_options(f: F) -> F:
     f = click.option(
         "--time-bank-ms",
         type=click.IntRange(min=0),
-        default=30_000,
+        default=_CLOCK_DEFAULTS.time_bank_ms,
         show_default=True,
         help="Per-match reserve a bot draws on when a decision runs past --decision-ms.",
     )(f)
     return click.option(
         "--decision-ms",
         type=click.IntRange(min=1),
-        default=1000,
+        default=_CLOCK_DEFAULTS.decision_ms,
         show_default=True,
         help="Deadline for one decision, in milliseconds.",
     )(f)

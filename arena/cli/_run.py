@@ -24,8 +24,11 @@ from arena._standings import BotStanding
 from arena.cli._errors import ArenaCliError
 from arena.cli._options import sandbox_option, time_options
 from arena.sandbox import SandboxLimits, choose_sandbox
+from flipflop import MatchConfig
 
 __all__ = ["run", "standings_table"]
+
+_MATCH_DEFAULTS = MatchConfig()
 
 
 def _ci(low: float, high: float) -> str:
@@ -133,12 +136,16 @@ def _summary(result: LadderResult, spec: LadderSpec, isolation: str, seconds: fl
     show_default=True,
     help="Replay each deck with the seats rotated, to take luck out of the comparison.",
 )
-@click.option("--stake", type=click.IntRange(min=1), default=10, show_default=True)
-@click.option("--bankroll", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option(
+    "--stake", type=click.IntRange(min=1), default=_MATCH_DEFAULTS.stake, show_default=True
+)
+@click.option(
+    "--bankroll", type=click.IntRange(min=1), default=_MATCH_DEFAULTS.bankroll, show_default=True
+)
 @click.option(
     "--hand-cap",
     type=click.IntRange(min=0),
-    default=500,
+    default=_MATCH_DEFAULTS.hand_cap or 0,
     show_default=True,
     help="Hands after which a match ends by bankroll (0: no cap).",
 )
