@@ -3,11 +3,14 @@
 A scenario builds a :class:`Table` through the ``table`` fixture, plays a script of
 ``(seat, action)`` steps and then asserts on ``state.results``. The table checks R-CONSERVE
 and R-EXTRA's "never negative" after every single action, so every scenario re-proves them.
+
+Also the ``endpoint`` fixture the gRPC tests serve their bots on.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -52,6 +55,12 @@ def scripted_deck(
     used = {c for h in hands.values() for c in parse_cards(h)} | set(top) | set(last)
     middle = [c for c in DECK if c not in used]
     return stack_deck(hands, dealer=dealer, seats=seats, stock=top + middle + last)
+
+
+@pytest.fixture
+def endpoint(tmp_path: Path) -> str:
+    """A unix socket endpoint in this test's temporary directory."""
+    return f"unix:{tmp_path / 'bot.sock'}"
 
 
 class Table:

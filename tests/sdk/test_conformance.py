@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent import futures
-from pathlib import Path
 
 import grpc
-import pytest
 
 from flipflop import (
     DRAW_STOCK,
@@ -24,12 +22,6 @@ from flipflop._conformance import MAX_LISTED
 from flipflop._proto.flipflop.v1 import bot_pb2 as pb
 from flipflop._proto.grpc.health.v1 import health_pb2_grpc as health_grpc
 from flipflop._server import _add_bot_service, _BotServicer, _HealthServicer
-
-
-@pytest.fixture
-def endpoint(tmp_path: Path) -> str:
-    """A unix socket endpoint in this test's temporary directory."""
-    return f"unix:{tmp_path / 'bot.sock'}"
 
 
 def check(bot: Bot, endpoint: str, matches: int = 8) -> ConformanceReport:

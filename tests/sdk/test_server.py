@@ -44,12 +44,6 @@ from flipflop._server import Endpoint, _add_bot_service, _BotServicer, _HealthSe
 
 
 @pytest.fixture
-def endpoint(tmp_path: Path) -> str:
-    """A unix socket endpoint in this test's temporary directory."""
-    return f"unix:{tmp_path / 'bot.sock'}"
-
-
-@pytest.fixture
 def served(endpoint: str) -> Iterator[BotClient]:
     """A client connected to the default ``Bot`` served on ``endpoint``."""
     with BotServer(Bot(), endpoint), BotClient(endpoint) as client:
