@@ -27,35 +27,19 @@ from flipflop import (
     DRAW_STOCK,
     DROP,
     Action,
-    ActionKind,
     Bot,
     Card,
     HandResult,
     MatchInfo,
-    MatchState,
     Observation,
     Termination,
-    best_melds,
+    discard_beats_stock,
     find_spreads,
     hand_total,
+    last_discards,
+    meld_and_lay_off,
     possible_layoffs,
 )
-
-
-def total_after_turn(cards: Sequence[Card], keep: Card | None = None) -> int:
-    """The total left after melding the best spreads and discarding the highest other card."""
-    melds, _ = best_melds(cards)
-    melded = {c for m in melds for c in m}
-    rest = [c for c in cards if c not in melded]
-    discardable = [c.value for c in rest if c != keep]
-    return sum(c.value for c in rest) - max(discardable, default=0)
-
-
-def last_discards(obs: Observation) -> dict[int, int]:
-    """The value of each seat's most recent discard this hand."""
-    return {
-        e.seat: e.action.cards[0].value for e in obs.history if e.action.kind is ActionKind.DISCARD
-    }
 
 
 def next_seat(obs: Observation) -> int:
@@ -166,14 +150,7 @@ class CounterBot(Bot):
         """Drop when the odds pay, else draw as the greedy bot does."""
         if DROP in legal and self.should_drop(obs):
             return DROP
-        top = obs.top_discard
-        if top is None or DRAW_DISCARD not in legal:
-            return DRAW_STOCK
-        unseen = obs.unseen()
-        by_stock = sum(total_after_turn((*obs.hand, c)) for c in unseen) / max(len(unseen), 1)
-        return (
-            DRAW_DISCARD if total_after_turn((*obs.hand, top), keep=top) < by_stock else DRAW_STOCK
-        )
+        return DRAW_DISCARD if DRAW_DISCARD in legal and discard_beats_stock(obs) else DRAW_STOCK
 
     def should_drop(self, obs: Observation) -> bool:
         """Weigh dropping now against playing on.
@@ -218,26 +195,12 @@ class CounterBot(Bot):
     def play_turn(self, obs: Observation, legal: Sequence[Action]) -> Sequence[Action]:
         """Meld the best spreads, lay off all that fits, then the least harmful discard."""
         self._memory(obs)
-        table = MatchState.from_observation(obs, random.Random(0))  # checks each step's legality
-        plan: list[Action] = []
-
-        def play(step: Action) -> bool:
-            if step not in table.legal_actions():
-                return False
-            plan.append(step)
-            table.apply(step)
-            return table.hand_number != obs.hand_number or table.is_over  # went out
-
-        melds, _ = best_melds(obs.hand)
-        for m in melds:
-            if play(Action.meld(m)):
-                return plan
-        while layoffs := [a for a in table.legal_actions() if a.kind is ActionKind.LAY_OFF]:
-            if play(max(layoffs, key=lambda a: a.cards[0].value)):
-                return plan
-        discards = [a for a in table.legal_actions() if a.kind is ActionKind.DISCARD]
-        after = table.observation(obs.seat)
-        return [*plan, max(discards, key=lambda a: self.discard_score(after, a.cards[0]))]
+        turn = meld_and_lay_off(obs)  # each step checked by the rules (R-NO-STRAND)
+        if turn.out:
+            return turn.steps
+        after = turn.table.observation(obs.seat)
+        discard = max(turn.discards(), key=lambda a: self.discard_score(after, a.cards[0]))
+        return [*turn.steps, discard]
 
     def discard_score(self, obs: Observation, card: Card) -> float:
         """How much we want to throw ``card`` away.

@@ -48,7 +48,9 @@ from flipflop import (
     Observation,
     Phase,
     Termination,
-    best_melds,
+    discard_beats_stock,
+    last_discards,
+    meld_and_lay_off,
 )
 
 Plan = tuple[Action, ...]
@@ -61,32 +63,6 @@ VALUE = tuple(min(i % 13 + 1, 10) for i in range(52))
 def budget_seconds() -> float:
     """The time budget per decision, from ``FLIPFLOP_SEARCH_MS`` (milliseconds, default 50)."""
     return float(os.environ.get("FLIPFLOP_SEARCH_MS", "50")) / 1000
-
-
-def total_after_turn(cards: Sequence[Card], keep: Card | None = None) -> int:
-    """The total left after melding the best spreads and discarding the highest other card."""
-    melds, _ = best_melds(cards)
-    melded = {c for m in melds for c in m}
-    rest = [c for c in cards if c not in melded]
-    discardable = [c.value for c in rest if c != keep]
-    return sum(c.value for c in rest) - max(discardable, default=0)
-
-
-def takes_discard(obs: Observation) -> bool:
-    """True if the top discard leaves a lower total than a stock draw would on average."""
-    top = obs.top_discard
-    if top is None:
-        return False
-    unseen = obs.unseen()
-    by_stock = sum(total_after_turn((*obs.hand, c)) for c in unseen) / max(len(unseen), 1)
-    return total_after_turn((*obs.hand, top), keep=top) < by_stock
-
-
-def last_discards(obs: Observation) -> dict[int, int]:
-    """The value of each seat's most recent discard this hand."""
-    return {
-        e.seat: e.action.cards[0].value for e in obs.history if e.action.kind is ActionKind.DISCARD
-    }
 
 
 # ---------------------------------------------------------------------- opponent models
@@ -280,7 +256,7 @@ class SearchBot(Bot):
             return DROP
         candidates: list[Plan] = [(a,) for a in legal]
         draws = [candidates.index((a,)) for a in (DRAW_STOCK, DRAW_DISCARD) if a in legal]
-        if len(draws) == 2 and takes_discard(obs):
+        if len(draws) == 2 and discard_beats_stock(obs):
             draws.reverse()
         # The draw a total-minimising player would make stands unless the other is clearly
         # better; dropping competes on equal terms.
@@ -314,27 +290,12 @@ class SearchBot(Bot):
         Meld the best spreads and lay off all that fits (every card melded is points saved),
         then one plan per discard, highest values first. A plan that goes out is the only one.
         """
-        table = MatchState.from_observation(obs, random.Random(0))  # checks each step's legality
-        steps: list[Action] = []
-
-        def play(step: Action) -> bool:
-            steps.append(step)
-            table.apply(step)
-            return table.hand_number != obs.hand_number or table.is_over  # went out
-
-        melds, _ = best_melds(obs.hand)
-        for m in melds:
-            meld = Action.meld(m)
-            if meld in table.legal_actions() and play(meld):
-                return [tuple(steps)]  # out (or tunk): nothing beats winning the pot
-        while layoffs := [a for a in table.legal_actions() if a.kind is ActionKind.LAY_OFF]:
-            if play(layoffs[0]):
-                return [tuple(steps)]
-        discards = sorted(
-            (a for a in table.legal_actions() if a.kind is ActionKind.DISCARD),
-            key=lambda a: (-a.cards[0].value, -a.cards[0].index),
-        )
-        return [(*steps, d) for d in discards[: self.max_discards]]
+        # Lay-offs in the order the rules list them (each step checked, R-NO-STRAND).
+        turn = meld_and_lay_off(obs, choose_layoff=lambda layoffs: layoffs[0])
+        if turn.out:
+            return [turn.steps]  # out (or tunk): nothing beats winning the pot
+        discards = sorted(turn.discards(), key=lambda a: (-a.cards[0].value, -a.cards[0].index))
+        return [(*turn.steps, d) for d in discards[: self.max_discards]]
 
     def search(
         self,

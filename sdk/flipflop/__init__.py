@@ -26,7 +26,17 @@ from flipflop._errors import (
     MalformedActionError,
     ReplayError,
 )
-from flipflop._hand import best_melds, find_spreads, possible_layoffs
+from flipflop._hand import (
+    MeldedTurn,
+    best_melds,
+    discard_beats_stock,
+    find_spreads,
+    highest_layoff,
+    last_discards,
+    meld_and_lay_off,
+    possible_layoffs,
+    total_after_turn,
+)
 from flipflop._harness import apply_turn, default_action, play_match
 from flipflop._manifest import BotManifest, ManifestError, load_bot, read_manifest
 from flipflop._match import MatchConfig, MatchState, deck_for
@@ -82,6 +92,7 @@ __all__ = [
     "MatchInfo",
     "MatchResult",
     "MatchState",
+    "MeldedTurn",
     "Observation",
     "Payment",
     "Phase",
@@ -107,11 +118,15 @@ __all__ = [
     "check_bot",
     "deck_for",
     "default_action",
+    "discard_beats_stock",
     "find_spreads",
     "format_report",
     "hand_total",
+    "highest_layoff",
+    "last_discards",
     "load_bot",
     "mask_of",
+    "meld_and_lay_off",
     "parse_cards",
     "play_match",
     "possible_layoffs",
@@ -121,4 +136,5 @@ __all__ = [
     "serve",
     "stack_deck",
     "state_at",
+    "total_after_turn",
 ]
