@@ -40,6 +40,7 @@ from flipflop import (
     ReplayWriter,
     apply_turn,
     default_action,
+    play_default,
 )
 
 __all__ = [
@@ -272,10 +273,7 @@ class _Match:
         """One decision for seat ``s``; returns (note, ms, fault text)."""
         st = self.state
         if s.forfeited or s.client is None:
-            if st.phase is Phase.START:
-                st.apply(default_action(st))
-            else:
-                apply_turn(st, ())
+            play_default(st)
             return "", None, "forfeited seat: default play"
         obs = st.observation(s.seat)
         legal = st.legal_actions()
@@ -308,10 +306,7 @@ class _Match:
         fault = ""
         if error is not None:
             fault = self.fault(s, *error)
-            if st.phase is Phase.START:
-                st.apply(default_action(st))
-            else:
-                apply_turn(st, ())
+            play_default(st)
             return note, ms, fault
         if st.phase is Phase.START:
             if len(actions) != 1:

@@ -37,7 +37,7 @@ from flipflop._hand import (
     possible_layoffs,
     total_after_turn,
 )
-from flipflop._harness import apply_turn, default_action, play_match
+from flipflop._harness import apply_turn, default_action, play_default, play_match
 from flipflop._manifest import BotManifest, ManifestError, load_bot, read_manifest
 from flipflop._match import MatchConfig, MatchState, deck_for
 from flipflop._observation import Observation, Pot, Pots, Show, Spread
@@ -128,6 +128,7 @@ __all__ = [
     "mask_of",
     "meld_and_lay_off",
     "parse_cards",
+    "play_default",
     "play_match",
     "possible_layoffs",
     "read_manifest",

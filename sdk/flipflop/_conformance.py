@@ -31,7 +31,7 @@ from flipflop._actions import Action, Phase
 from flipflop._bot import MatchInfo
 from flipflop._client import BotClient
 from flipflop._errors import ActionError, BotCrashed, BotError, BotProtocolError, BotTimeout
-from flipflop._harness import apply_turn, default_action, play_phase_of
+from flipflop._harness import apply_turn, play_default, play_phase_of
 from flipflop._match import MatchConfig, MatchState
 from flipflop._wire import NOTE_LIMIT, BotIdentity
 
@@ -268,7 +268,7 @@ class _Match:
             )
         except BotError as e:
             findings.call_failed(self.where(), "Decide", e)
-            self._play_default()
+            play_default(self.state)
             return
         elapsed = time.monotonic() - start
         if elapsed > self.timeout:
@@ -288,30 +288,24 @@ class _Match:
         else:
             self._check_plan(decision.actions)
 
-    def _play_default(self) -> None:
-        if self.state.phase is Phase.START:
-            self.state.apply(default_action(self.state))
-        else:
-            apply_turn(self.state, ())
-
     def _check_start(self, actions: Sequence[Action]) -> None:
         if len(actions) != 1:
             listed = ", ".join(map(str, actions)) or "nothing"
             self._problem(
                 ProblemKind.START_COUNT, f"PHASE_START needs exactly one action, got {listed}"
             )
-            self._play_default()
+            play_default(self.state)
             return
         action = actions[0]
         if not action.is_start:
             self._problem(ProblemKind.WRONG_PHASE, f"{action} in PHASE_START (drop or draw)")
-            self._play_default()
+            play_default(self.state)
             return
         try:
             self.state.apply(action)
         except ActionError as e:
             self._problem(ProblemKind.ILLEGAL, f"{action}: {e}")
-            self._play_default()
+            play_default(self.state)
 
     def _check_plan(self, plan: Sequence[Action]) -> None:
         """Apply a PHASE_PLAY plan as :func:`apply_turn` does, naming what went wrong."""

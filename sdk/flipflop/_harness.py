@@ -19,7 +19,7 @@ from flipflop._bot import Bot, MatchInfo
 from flipflop._errors import ActionError, ConfigError, IllegalActionError
 from flipflop._match import MatchConfig, MatchState
 
-__all__ = ["apply_turn", "default_action", "play_match"]
+__all__ = ["apply_turn", "default_action", "play_default", "play_match"]
 
 
 def default_action(state: MatchState) -> Action:
@@ -83,6 +83,18 @@ def apply_turn(state: MatchState, plan: Sequence[Action]) -> tuple[int, ActionEr
     while turn_open():
         state.apply(default_action(state))
     return applied, error
+
+
+def play_default(state: MatchState) -> None:
+    """Play the runner's default for the decision at hand (a seat that failed to answer).
+
+    At the start of a turn, :func:`default_action`; after drawing, the whole rest of the
+    turn in :func:`default_action` steps.
+    """
+    if state.phase is Phase.START:
+        state.apply(default_action(state))
+    else:
+        apply_turn(state, ())
 
 
 def play_match(
