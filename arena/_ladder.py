@@ -247,7 +247,6 @@ def run_ladder(
                     on_match(rec, len(records), len(plan))
     except KeyboardInterrupt:
         interrupted = True
-        cancel.set()
     finally:
         cancel.set()  # running matches stop at their next decision, unrecorded
         pool.shutdown(wait=True, cancel_futures=True)

@@ -200,7 +200,7 @@ class _Match:
         try:
             s.bot = self.sandbox.start(s.manifest, self.workdir / f"seat{s.seat}", label)
             s.client = BotClient(s.bot.endpoint)
-            ready_by = time.monotonic() + self.sandbox_start_timeout()
+            ready_by = time.monotonic() + self.sandbox.limits.start_timeout_s
             self._wait_ready(s, s.bot, s.client, ready_by)
             left = max(0.5, ready_by - time.monotonic())
             ident = s.client.handshake(timeout=min(left, self.clock.notify_ms / 1000))
@@ -230,10 +230,6 @@ class _Match:
                     raise SandboxError(f"{s.name} exited while starting") from None
                 if left <= 0.5:
                     raise BotTimeout("not ready (health SERVING) in time", s.name) from e
-
-    def sandbox_start_timeout(self) -> float:
-        limits = getattr(self.sandbox, "limits", None)
-        return float(getattr(limits, "start_timeout_s", 20.0))
 
     def log_path(self, s: _Seat) -> Path:
         return self.logs_dir / f"seat{s.seat}-{s.name}.log"

@@ -78,6 +78,8 @@ class Sandbox(Protocol):
     kind: SandboxKind
     isolation: str
     """One line for the output: what this sandbox does and does not protect against."""
+    limits: SandboxLimits
+    """The limits every bot it starts runs under."""
 
     def start(self, bot: BotManifest, workdir: Path, label: str) -> RunningBot:
         """Start one instance of ``bot`` with its socket and scratch space under ``workdir``."""
