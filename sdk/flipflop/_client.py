@@ -154,7 +154,7 @@ class BotClient:
             identity = _wire.identity_from_proto(response)
         except BotProtocolError as e:
             raise BotProtocolError(e.reason, self.name) from e
-        if identity.protocol_version.split(".", 1)[0] != PROTOCOL_VERSION.split(".", 1)[0]:
+        if not _wire.speaks_our_major(identity.protocol_version):
             raise BotProtocolError(
                 f"protocol version mismatch: the bot speaks {identity.protocol_version}, "
                 f"the arena speaks {PROTOCOL_VERSION}; the major versions must match",

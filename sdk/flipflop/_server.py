@@ -285,7 +285,7 @@ class _BotServicer:
     ) -> pb.HandshakeResponse:
         """Agree on the protocol's major version and say who the bot is."""
         theirs, arena = _wire.handshake_request_from_proto(request)
-        if theirs.split(".", 1)[0] != PROTOCOL_VERSION.split(".", 1)[0]:
+        if not _wire.speaks_our_major(theirs):
             raise _Refused(
                 _Why.WRONG_VERSION,
                 f"protocol version mismatch: the arena speaks {theirs or '(none)'}, "
@@ -351,9 +351,7 @@ class _BotServicer:
             actions: Sequence[Action] = (answer,)
         else:
             answer, note = _split_note(self._call_bot("play_turn", bot.play_turn, obs, legal))
-            if not isinstance(answer, (list, tuple, Sequence)) or not all(
-                [isinstance(a, Action) for a in answer]
-            ):
+            if not isinstance(answer, Sequence) or not all(isinstance(a, Action) for a in answer):
                 raise _Refused(
                     _Why.BOT_FAILED,
                     f"play_turn returned {answer!r}, not a list of Actions (or a pair with a note)",

@@ -86,12 +86,19 @@ __all__ = [
     "sdk_runtime",
     "show_from_proto",
     "show_to_proto",
+    "speaks_our_major",
     "spread_from_proto",
     "spread_to_proto",
 ]
 
 PROTOCOL_VERSION = "1.0"
 """The protocol version this SDK speaks, ``MAJOR.MINOR``; peers must agree on the major."""
+
+
+def speaks_our_major(version: str) -> bool:
+    """True if a peer's protocol ``version`` has the major of :data:`PROTOCOL_VERSION`."""
+    return version.split(".", 1)[0] == PROTOCOL_VERSION.split(".", 1)[0]
+
 
 NOTE_LIMIT = 1024
 """The longest debug note, in bytes of UTF-8; longer notes are cut (``DecideResponse.note``)."""
