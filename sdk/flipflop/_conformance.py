@@ -156,6 +156,11 @@ class _Findings:
             self.add(ProblemKind.ERROR, where, f"{call}: {error.reason}")
 
 
+def _notify_timeout(decision_timeout: float) -> float:
+    """The deadline of every call but Decide: the decision's, but at least 2 s."""
+    return max(decision_timeout, 2.0)
+
+
 def _random_config(rng: random.Random) -> MatchConfig:
     """A small random match: 3 to 5 seats, a few stakes each, a few hands at most."""
     stake = rng.randint(1, 10)
@@ -184,6 +189,7 @@ class _Match:
         self.number = number
         self.rng = rng
         self.timeout = timeout
+        self.notify_timeout = _notify_timeout(timeout)
         self.config = _random_config(rng)
         seed = rng.getrandbits(32)
         self.state = MatchState(self.config, seed)
@@ -203,7 +209,7 @@ class _Match:
         decision_ms = round(self.timeout * 1000)
         info = MatchInfo(self.match_id, self.seat, players, self.config, decision_ms, 0)
         try:
-            self.client.start_match(info, timeout=max(self.timeout, 2.0))
+            self.client.start_match(info, timeout=self.notify_timeout)
         except BotError as e:
             self.findings.call_failed(f"match {self.number}, start", "StartMatch", e)
             self.live = False
@@ -234,7 +240,7 @@ class _Match:
             if not self.live:
                 continue
             try:
-                self.client.hand_ended(self.match_id, result, timeout=max(self.timeout, 2.0))
+                self.client.hand_ended(self.match_id, result, timeout=self.notify_timeout)
             except BotError as e:
                 where = f"match {self.number}, end of hand {result.hand_number}"
                 self.findings.call_failed(where, "HandEnded", e)
@@ -245,7 +251,7 @@ class _Match:
         if not self.live or result is None:
             return
         try:
-            self.client.end_match(self.match_id, result, timeout=max(self.timeout, 2.0))
+            self.client.end_match(self.match_id, result, timeout=self.notify_timeout)
         except BotError as e:
             self.findings.call_failed(f"match {self.number}, end", "EndMatch", e)
 
@@ -409,7 +415,7 @@ def _meet(
         findings.add(ProblemKind.NOT_READY, "start", e.reason)
         return None
     try:
-        identity = client.handshake(timeout=max(timeout, 2.0))
+        identity = client.handshake(timeout=_notify_timeout(timeout))
     except BotError as e:
         if isinstance(e, BotCrashed):
             findings.call_failed("handshake", "Handshake", e)
@@ -424,7 +430,7 @@ def _meet(
 def _check_health(client: BotClient, findings: _Findings, timeout: float, where: str) -> None:
     for service in ("", "flipflop.v1.Bot"):
         try:
-            serving = client.health(timeout=max(timeout, 2.0), service=service)
+            serving = client.health(timeout=_notify_timeout(timeout), service=service)
         except BotError as e:
             findings.call_failed(where, "Health.Check", e)
             continue
