@@ -24,7 +24,6 @@ import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,7 @@ from arena._plan import PlannedMatch, plan_ladder
 from arena._runner import MatchRecord, TimeControl, run_match
 from arena._standings import BotStanding, MatchOutcome, compute_standings, write_standings
 from arena.sandbox import Sandbox
-from flipflop import BotManifest, MatchConfig
+from flipflop import BotManifest, MatchConfig, to_jsonable
 
 __all__ = ["LadderResult", "LadderSpec", "load_outcomes", "run_ladder"]
 
@@ -95,16 +94,6 @@ class LadderResult:
     played_now: int
     interrupted: bool
     out_dir: Path
-
-
-def _jsonable(v: Any) -> Any:
-    if isinstance(v, Enum):
-        return v.value
-    if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        return {f.name: _jsonable(getattr(v, f.name)) for f in dataclasses.fields(v)}
-    if isinstance(v, (list, tuple)):
-        return [_jsonable(x) for x in v]
-    return v
 
 
 def _read_records(path: Path) -> list[dict[str, Any]]:
@@ -235,7 +224,7 @@ def run_ladder(
                 pending, timeout=0.5, return_when=concurrent.futures.FIRST_COMPLETED
             )
             for f in sorted(finished_now, key=lambda f: futures[f].index):
-                rec = _jsonable(f.result())
+                rec = to_jsonable(f.result())
                 # Only this (the calling) thread writes the file: no lock needed.
                 with open(out / "matches.jsonl", "a", encoding="utf-8") as fh:
                     fh.write(json.dumps(rec) + "\n")

@@ -51,6 +51,7 @@ from flipflop._replay import (
     read_replay,
     replay,
     state_at,
+    to_jsonable,
 )
 from flipflop._results import HandResult, MatchResult, Payment, Termination
 from flipflop._server import PROTOCOL_VERSION, BotServer, serve
@@ -137,5 +138,6 @@ __all__ = [
     "serve",
     "stack_deck",
     "state_at",
+    "to_jsonable",
     "total_after_turn",
 ]

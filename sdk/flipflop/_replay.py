@@ -34,6 +34,7 @@ from flipflop._actions import Action, ActionKind
 from flipflop._cards import Card
 from flipflop._errors import ActionError, ConfigError, ReplayError
 from flipflop._match import MatchConfig, MatchState
+from flipflop._results import HandResult, MatchResult
 
 __all__ = [
     "REPLAY_FORMAT",
@@ -73,6 +74,18 @@ def action_to_dict(action: Action) -> dict[str, Any]:
     if action.kind is ActionKind.LAY_OFF:
         out["target"] = action.target
     return out
+
+
+def _action_record(hand: int, seat: int, action: Action) -> dict[str, Any]:
+    return {"type": "action", "hand": hand, "seat": seat, **action_to_dict(action)}
+
+
+def _settlement_record(result: HandResult) -> dict[str, Any]:
+    return {"type": "settlement", **to_jsonable(result)}
+
+
+def _result_record(result: MatchResult) -> dict[str, Any]:
+    return {"type": "result", **to_jsonable(result)}
 
 
 def action_from_dict(d: dict[str, Any]) -> Action:
@@ -172,8 +185,7 @@ class ReplayWriter:
         fault: str = "",
     ) -> None:
         """Record one applied action with its actor and, optionally, note, timing and fault."""
-        rec: dict[str, Any] = {"type": "action", "hand": hand, "seat": seat}
-        rec.update(action_to_dict(action))
+        rec = _action_record(hand, seat, action)
         if note:
             rec["note"] = note
         if ms is not None:
@@ -185,14 +197,10 @@ class ReplayWriter:
     def sync(self, state: MatchState) -> None:
         """Write settlements not yet written, and the result once the match is over."""
         while self._settled < len(state.results):
-            rec = {"type": "settlement"}
-            rec.update(to_jsonable(state.results[self._settled]))
-            self._write(rec)
+            self._write(_settlement_record(state.results[self._settled]))
             self._settled += 1
         if state.result is not None and not self._done:
-            rec = {"type": "result"}
-            rec.update(to_jsonable(state.result))
-            self._write(rec)
+            self._write(_result_record(state.result))
             self._done = True
 
     def close(self) -> None:
@@ -223,21 +231,14 @@ def records(state: MatchState, players: Sequence[str] = ()) -> Iterator[dict[str
         while settled < len(state.results) and (
             i >= len(state.log) or state.results[settled].hand_number < state.log[i][0]
         ):
-            rec: dict[str, Any] = {"type": "settlement"}
-            rec.update(to_jsonable(state.results[settled]))
-            yield rec
+            yield _settlement_record(state.results[settled])
             settled += 1
         if i >= len(state.log):
             break
-        hand, seat, action = state.log[i]
-        rec = {"type": "action", "hand": hand, "seat": seat}
-        rec.update(action_to_dict(action))
-        yield rec
+        yield _action_record(*state.log[i])
         i += 1
     if state.result is not None:
-        rec = {"type": "result"}
-        rec.update(to_jsonable(state.result))
-        yield rec
+        yield _result_record(state.result)
 
 
 def parse_records(lines: Iterable[str]) -> Replay:
@@ -314,13 +315,12 @@ def replay(rep: Replay, *, check: bool = True) -> MatchState:
             h = rec["hand_number"]
             if h > len(state.results):
                 raise ReplayError(f"hand {h}: recorded but never finished on re-run")
-            got = {"type": "settlement", **to_jsonable(state.results[h - 1])}
-            if got != rec:
+            if _settlement_record(state.results[h - 1]) != rec:
                 raise ReplayError(f"hand {h}: the re-run settlement differs from the recording")
-        if rep.result is not None:
-            got = {"type": "result", **to_jsonable(state.result)}
-            if got != rep.result:
-                raise ReplayError("the re-run match result differs from the recording")
+        if rep.result is not None and (
+            state.result is None or _result_record(state.result) != rep.result
+        ):
+            raise ReplayError("the re-run match result differs from the recording")
     return state
 
 

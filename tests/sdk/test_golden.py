@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from flipflop import read_replay, replay
+from flipflop import Replay, ReplayError, read_replay, replay
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -42,3 +43,41 @@ def test_golden_file_reruns_through_the_engine(name: str) -> None:
     state = replay(rep)
     assert state.result is not None
     assert len(rep.settlements) == len(state.results)
+
+
+def _golden_lines() -> list[dict[str, object]]:
+    name = sorted(REGEN.GOLDEN_MATCHES)[0]
+    text = (ROOT / "tests" / "golden" / f"{name}.jsonl").read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def _replay_of(lines: list[dict[str, object]], tmp_path: Path) -> Replay:
+    path = tmp_path / "edited.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return read_replay(path)
+
+
+def test_a_tampered_settlement_is_caught(tmp_path: Path) -> None:
+    """A settlement that the re-run does not produce is named by its hand."""
+    lines = _golden_lines()
+    first = next(x for x in lines if x["type"] == "settlement")
+    first["bankrolls"] = [b + 1 for b in first["bankrolls"]]  # type: ignore[attr-defined]
+    with pytest.raises(ReplayError, match=rf"hand {first['hand_number']}: the re-run settlement"):
+        replay(_replay_of(lines, tmp_path))
+
+
+def test_a_result_without_the_play_that_led_to_it_is_caught(tmp_path: Path) -> None:
+    """A result record whose actions are missing is a difference, not a crash."""
+    lines = [x for x in _golden_lines() if x["type"] in ("header", "result")]
+    with pytest.raises(ReplayError, match="the re-run match result differs"):
+        replay(_replay_of(lines, tmp_path))
+
+
+def test_an_action_by_the_wrong_seat_is_caught(tmp_path: Path) -> None:
+    """Each recorded action must be by the seat the engine has to act."""
+    lines = _golden_lines()
+    first = next(x for x in lines if x["type"] == "action")
+    seats = lines[0]["config"]["seats"]  # type: ignore[index]
+    first["seat"] = (int(first["seat"]) + 1) % seats  # type: ignore[call-overload]
+    with pytest.raises(ReplayError, match="action 1: recorded for seat"):
+        replay(_replay_of(lines, tmp_path))
