@@ -20,7 +20,7 @@ import csv
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from openskill.models import PlackettLuce
@@ -134,15 +134,9 @@ def compute_standings(outcomes: Sequence[MatchOutcome]) -> list[BotStanding]:
     for i, row in enumerate(rows):
         if i == 0 or row.score_high < tier_low:  # no overlap with the tier's leader: new tier
             tier_rank, tier_low = i + 1, row.score_low
-        out.append(_with(row, rank=tier_rank))
+        out.append(replace(row, rank=tier_rank))
     sizes = {r.rank: sum(x.rank == r.rank for x in out) for r in out}
-    return [_with(r, tied=sizes[r.rank] > 1) for r in out]
-
-
-def _with(row: BotStanding, **changes: object) -> BotStanding:
-    d = asdict(row)
-    d.update(changes)
-    return BotStanding(**d)
+    return [replace(r, tied=sizes[r.rank] > 1) for r in out]
 
 
 def write_standings(rows: Sequence[BotStanding], out_dir: Path) -> tuple[Path, Path]:
