@@ -34,6 +34,19 @@ def configs(draw: st.DrawFn) -> MatchConfig:
     )
 
 
+RANDOM_PLAY = given(config=configs(), seed=SEEDS, play_seed=SEEDS, stop=st.integers(0, 300))
+"""A match and how far to play it at random (:func:`decision_points`)."""
+
+SHUFFLED_PLAY = given(
+    config=configs(),
+    seed=SEEDS,
+    play_seed=SEEDS,
+    stop=st.integers(0, 300),
+    shuffle_seed=SEEDS,
+)
+"""A match, how far to play it at random, and a seed to relabel hidden cards with."""
+
+
 def decision_points(
     config: MatchConfig, seed: int, play_seed: int, stop: int
 ) -> Iterator[MatchState]:
@@ -80,13 +93,7 @@ def mentioned(obs: Observation) -> int:
 
 
 @LEAK
-@given(
-    config=configs(),
-    seed=SEEDS,
-    play_seed=SEEDS,
-    stop=st.integers(0, 300),
-    shuffle_seed=SEEDS,
-)
+@SHUFFLED_PLAY
 def test_shuffling_what_a_seat_cannot_see_changes_nothing_it_sees(
     config: MatchConfig, seed: int, play_seed: int, stop: int, shuffle_seed: int
 ) -> None:
@@ -107,13 +114,7 @@ def test_shuffling_what_a_seat_cannot_see_changes_nothing_it_sees(
 
 
 @LEAK
-@given(
-    config=configs(),
-    seed=SEEDS,
-    play_seed=SEEDS,
-    stop=st.integers(0, 300),
-    shuffle_seed=SEEDS,
-)
+@SHUFFLED_PLAY
 def test_shuffling_changes_what_other_seats_see(
     config: MatchConfig, seed: int, play_seed: int, stop: int, shuffle_seed: int
 ) -> None:
@@ -134,13 +135,7 @@ def test_shuffling_changes_what_other_seats_see(
 
 
 @LEAK
-@given(
-    config=configs(),
-    seed=SEEDS,
-    play_seed=SEEDS,
-    stop=st.integers(0, 300),
-    shuffle_seed=SEEDS,
-)
+@SHUFFLED_PLAY
 def test_shuffling_keeps_a_valid_deal(
     config: MatchConfig, seed: int, play_seed: int, stop: int, shuffle_seed: int
 ) -> None:
@@ -168,7 +163,7 @@ def test_shuffling_keeps_a_valid_deal(
 
 
 @LEAK
-@given(config=configs(), seed=SEEDS, play_seed=SEEDS, stop=st.integers(0, 300))
+@RANDOM_PLAY
 def test_an_observation_names_no_private_card(
     config: MatchConfig, seed: int, play_seed: int, stop: int
 ) -> None:
@@ -192,7 +187,7 @@ def test_an_observation_names_no_private_card(
 
 
 @LEAK
-@given(config=configs(), seed=SEEDS, play_seed=SEEDS, stop=st.integers(0, 300))
+@RANDOM_PLAY
 def test_unseen_cards_are_the_stock_and_other_seats_private_cards(
     config: MatchConfig, seed: int, play_seed: int, stop: int
 ) -> None:
@@ -236,13 +231,7 @@ def replay_relabelled(state: MatchState, seat: int, rng: random.Random) -> Match
 
 
 @LEAK
-@given(
-    config=configs(),
-    seed=SEEDS,
-    play_seed=SEEDS,
-    stop=st.integers(0, 300),
-    shuffle_seed=SEEDS,
-)
+@SHUFFLED_PLAY
 def test_a_relabelled_deal_replays_to_the_same_view(
     config: MatchConfig, seed: int, play_seed: int, stop: int, shuffle_seed: int
 ) -> None:
