@@ -4,6 +4,11 @@ Usage: ``python scripts/regen_goldens.py``. Each golden file is the replay of a 
 (fixed seed, config and deterministic players). ``tests/sdk/test_golden.py`` plays the same
 matches again and requires byte-identical replays, so any change to the rules engine that
 changes a game shows up as a diff of these files: read it before committing the new files.
+
+The seeded matches are written as the arena writes them, without the seed (each hand's deck
+is in its ``deal`` record); the default-bots one keeps its seed, so both kinds of header are
+covered. ``tests/golden/v1/`` holds a version 1 file that is never regenerated: the reader
+must keep reading it.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ GOLDEN_MATCHES: dict[str, tuple[MatchConfig, int, str]] = {
 def golden(name: str) -> str:
     """The replay text of one golden match."""
     config, seed, kind = GOLDEN_MATCHES[name]
+    write_seed = kind == "default"
     bots: list[Bot] = (
         [Bot() for _ in range(config.seats)]
         if kind == "default"
@@ -61,7 +67,7 @@ def golden(name: str) -> str:
     state = play_match(bots, config, seed)
     lines: Iterator[str] = (
         json.dumps(r, ensure_ascii=False, separators=(",", ":"))
-        for r in records(state, [f"{kind}{s}" for s in range(config.seats)])
+        for r in records(state, [f"{kind}{s}" for s in range(config.seats)], write_seed=write_seed)
     )
     return "\n".join(lines) + "\n"
 

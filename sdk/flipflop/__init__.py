@@ -39,7 +39,7 @@ from flipflop._hand import (
 )
 from flipflop._harness import apply_turn, default_action, play_default, play_match
 from flipflop._manifest import BotManifest, ManifestError, load_bot, read_manifest
-from flipflop._match import MatchConfig, MatchState, deck_for
+from flipflop._match import MatchConfig, MatchState, Seed, deck_for
 from flipflop._observation import Observation, Pot, Pots, Show, Spread
 from flipflop._replay import (
     REPLAY_FORMAT,
@@ -105,6 +105,7 @@ __all__ = [
     "Replay",
     "ReplayError",
     "ReplayWriter",
+    "Seed",
     "Show",
     "Spread",
     "SpreadKind",

@@ -100,7 +100,7 @@ def play_default(state: MatchState) -> None:
 def play_match(
     bots: Sequence[Bot],
     config: MatchConfig | None = None,
-    seed: int | str = 0,
+    seed: bytes | int | str = 0,
     *,
     strict: bool = True,
     match_id: str = "local",

@@ -5,17 +5,20 @@
     while not state.is_over:
         state.apply(choose(state.legal_actions()))
 
-Randomness enters only through the deals: hand ``h`` is dealt from a deck shuffled by a RNG
-seeded with ``(seed, h)`` (and the first dealer from ``seed``), so the same config, seed and
-actions give the same match, and a deck can be replayed with the seats permuted. Everything
-else is a pure function of the actions applied. Rule ids refer to ``docs/rules.md``.
+Randomness enters only through the deals: hand ``h`` is dealt from ``deck_for(seed, h)``, a
+keyed pseudo-random function of the match seed (and the first dealer from the seed too), so the
+same config, seed and actions give the same match, and a deck can be replayed with the seats
+permuted. Everything else is a pure function of the actions applied. Rule ids refer to
+``docs/rules.md``.
 """
 
 from __future__ import annotations
 
+import hmac
 import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from math import factorial, prod
 
 from flipflop._actions import (
     _DISCARDS,
@@ -84,22 +87,99 @@ class MatchConfig:
         return asdict(self)
 
 
-def deck_for(seed: int | str, hand_number: int) -> list[int]:
+Seed = bytes | str | int
+"""A match seed: the key of every deal of the match (see :func:`deck_for`)."""
+
+_DECK_LABEL = b"flipflop/deck/v1"
+_DEALER_LABEL = b"flipflop/dealer/v1"
+_FACTORIAL_52 = factorial(52)
+
+
+def _radix_groups() -> tuple[tuple[int, tuple[tuple[int, int], ...]], ...]:
+    """The Fisher-Yates radices 52, 51, …, 2 in runs whose product stays below 2**62.
+
+    Each run's digits come out of one machine-sized remainder, so only four divisions touch
+    the 226-bit shuffle index; a step is ``(radix, position swapped with the draw)``.
+    """
+    groups = []
+    run: list[int] = []
+    for radix in range(52, 1, -1):
+        if prod(run) * radix >= 1 << 62:
+            groups.append((prod(run), tuple((r, r - 1) for r in run)))
+            run = []
+        run.append(radix)
+    groups.append((prod(run), tuple((r, r - 1) for r in run)))
+    return tuple(groups)
+
+
+_RADIX_GROUPS = _radix_groups()
+
+
+def _seed_key(seed: Seed) -> bytes:
+    """The HMAC key of a match seed: bytes as they are, a str as UTF-8, an int as its decimal."""
+    if isinstance(seed, bytes):
+        return seed
+    if isinstance(seed, str):
+        return seed.encode("utf-8")
+    if isinstance(seed, int):
+        return b"%d" % seed
+    raise TypeError(f"a match seed is bytes, str or int, not {type(seed).__name__}")
+
+
+def deck_for(seed: Seed, hand_number: int) -> list[int]:
     """The shuffled deck (card indices, top first) for one hand of a match (R-DEAL).
 
-    Seeding ``random.Random`` with a string hashes it with SHA-512, and ``random()`` is the
-    Mersenne Twister: both stable across platforms and Python versions. The deck is the cards
-    sorted by one random key each, a uniform shuffle (ties have probability ~2**-46) that costs
-    half of ``Random.shuffle``, which spends its time drawing bounded integers.
+    A keyed pseudo-random function of the seed: whoever lacks the seed cannot predict a deck,
+    even knowing every other deck of the match. The key is the seed's bytes (bytes as they
+    are, a str as its UTF-8 bytes, an int as the UTF-8 bytes of its decimal string, so ``7``
+    and ``"7"`` deal alike). Two blocks of HMAC-SHA256 over
+    ``b"flipflop/deck/v1" + hand_number (8 bytes, big-endian) + block (1 byte: 0, then 1)``
+    make a 512-bit integer ``X``; ``docs/replay.md`` has a test vector.
+
+    The draws are Lemire's multiply-shift taken once for the whole shuffle instead of once per
+    draw: ``N = X * 52! >> 512`` is uniform on ``0 .. 52! - 1`` up to a relative bias below
+    ``52! / 2**512 < 2**-286``, and its mixed-radix digits (radix 52 first, then 51, …, 2) are
+    the Fisher-Yates draws: for ``i = 51 … 1`` the card at position ``i`` swaps with the one
+    at ``j = digit`` (``0 <= j <= i``). No rejection loop.
+
+    Raises:
+        ValueError: ``hand_number`` is below 1.
+        TypeError: the seed is not bytes, str or int.
     """
-    rnd = random.Random(f"flipflop:{seed}:hand:{hand_number}").random
-    keys = [rnd() for _ in range(52)]
-    return sorted(range(52), key=keys.__getitem__)
+    if hand_number < 1:
+        raise ValueError(f"hands are numbered from 1, got {hand_number}")
+    key = _seed_key(seed)
+    msg = _DECK_LABEL + hand_number.to_bytes(8, "big")
+    x = int.from_bytes(
+        hmac.digest(key, msg + b"\x00", "sha256") + hmac.digest(key, msg + b"\x01", "sha256"),
+        "big",
+    )
+    n = (x * _FACTORIAL_52) >> 512
+    deck = list(range(52))
+    for group, steps in _RADIX_GROUPS:
+        digits = n % group
+        n //= group
+        for radix, i in steps:
+            j = digits % radix
+            digits //= radix
+            deck[i], deck[j] = deck[j], deck[i]
+    return deck
 
 
-def _first_dealer(seed: int | str, seats: int) -> int:
-    """R-DEALER: the first dealer, drawn from the match seed."""
-    return random.Random(f"flipflop:{seed}:dealer").randrange(seats)
+def _first_dealer(seed: Seed, seats: int) -> int:
+    """R-DEALER: the first dealer, a keyed pseudo-random function of the match seed.
+
+    HMAC-SHA256 of ``b"flipflop/dealer/v1"`` with the seed's key (as in :func:`deck_for`); its
+    first 8 bytes, big-endian, are a 64-bit word ``w`` and the dealer is ``w * seats >> 64``
+    (Lemire's multiply-shift: a bias below ``seats / 2**64``).
+    """
+    word = int.from_bytes(hmac.digest(_seed_key(seed), _DEALER_LABEL, "sha256")[:8], "big")
+    return (word * seats) >> 64
+
+
+def _hand_deck(seed: Seed, decks: Sequence[list[int]], hand_number: int) -> list[int]:
+    """R-DEAL: the deck hand ``hand_number`` is dealt from: the scripted one, else the seed's."""
+    return decks[hand_number - 1] if hand_number <= len(decks) else deck_for(seed, hand_number)
 
 
 _MELD_CACHE: dict[int, Action] = {}
@@ -151,7 +231,7 @@ class MatchState:
     def __init__(
         self,
         config: MatchConfig,
-        seed: int | str,
+        seed: Seed,
         *,
         decks: Sequence[Sequence[int]] = (),
         dealer: int | None = None,
@@ -161,7 +241,8 @@ class MatchState:
 
         Args:
             config: the rules parameters.
-            seed: the match seed; every deal and the first dealer come from it.
+            seed: the match seed (bytes, str or int); every deal and the first dealer come
+                from it (:func:`deck_for`), so whoever knows it can predict them.
             decks: scripted deals for tests and tutorials: hand ``h`` uses ``decks[h - 1]``
                 (52 card indices, top first) when given, the seeded deck otherwise.
             dealer: the first dealer, instead of the seeded one.
@@ -246,7 +327,7 @@ class MatchState:
         # R-DEAL: one card at a time clockwise from the dealer's left; the dealer's last card
         # (the last card dealt) is the flip card.
         h = self.hand_number
-        deck = self.decks[h - 1] if h <= len(self.decks) else deck_for(self.seed, h)
+        deck = _hand_deck(self.seed, self.decks, h)
         order = self._order_from_left()
         k = len(order)
         hands = [0] * n

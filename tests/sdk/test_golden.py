@@ -45,6 +45,29 @@ def test_golden_file_reruns_through_the_engine(name: str) -> None:
     assert len(rep.settlements) == len(state.results)
 
 
+@pytest.mark.parametrize("name", sorted(REGEN.GOLDEN_MATCHES))
+def test_golden_file_reruns_from_its_recorded_decks_alone(name: str, tmp_path: Path) -> None:
+    """R-DEAL: without any seed, each golden file re-runs from its deal records, checked."""
+    text = (ROOT / "tests" / "golden" / f"{name}.jsonl").read_text(encoding="utf-8")
+    lines = [json.loads(x) for x in text.splitlines()]
+    lines[0].pop("seed", None)
+    rep = _replay_of(lines, tmp_path)
+    assert rep.seed is None
+    assert len(rep.settlements) == len(replay(rep).results)
+
+
+def test_a_version_1_file_still_replays() -> None:
+    """Version 1 (decks from the seed by the former derivation, no deal records) still re-runs.
+
+    ``tests/golden/v1/`` is never regenerated: it is the format as version 1 wrote it.
+    """
+    rep = read_replay(ROOT / "tests" / "golden" / "v1" / "default-bots-3-seats.jsonl")
+    assert (1, 1, []) == (rep.version, rep.seed, rep.deals)
+    state = replay(rep)
+    assert state.result is not None
+    assert len(rep.settlements) == len(state.results)
+
+
 def _golden_lines() -> list[dict[str, object]]:
     name = sorted(REGEN.GOLDEN_MATCHES)[0]
     text = (ROOT / "tests" / "golden" / f"{name}.jsonl").read_text(encoding="utf-8")
@@ -70,6 +93,16 @@ def test_a_result_without_the_play_that_led_to_it_is_caught(tmp_path: Path) -> N
     """A result record whose actions are missing is a difference, not a crash."""
     lines = [x for x in _golden_lines() if x["type"] in ("header", "result")]
     with pytest.raises(ReplayError, match="the re-run match result differs"):
+        replay(_replay_of(lines, tmp_path))
+
+
+def test_a_deck_that_is_not_the_seed_s_is_caught(tmp_path: Path) -> None:
+    """R-DEAL: with the seed in the header, a recorded deck must be the one it deals."""
+    lines = _golden_lines()
+    deal = next(x for x in lines if x["type"] == "deal")
+    deck = deal["deck"]
+    deck[-1], deck[-2] = deck[-2], deck[-1]  # type: ignore[index]
+    with pytest.raises(ReplayError, match="hand 1: the recorded deck is not the one"):
         replay(_replay_of(lines, tmp_path))
 
 
