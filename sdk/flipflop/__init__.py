@@ -25,6 +25,7 @@ from flipflop._errors import (
     IllegalActionError,
     MalformedActionError,
     ReplayError,
+    SeatTokenError,
 )
 from flipflop._hand import (
     MeldedTurn,
@@ -54,12 +55,14 @@ from flipflop._replay import (
     to_jsonable,
 )
 from flipflop._results import HandResult, MatchResult, Payment, Termination
-from flipflop._server import PROTOCOL_VERSION, BotServer, serve
+from flipflop._server import PROTOCOL_VERSION, SEAT_TOKEN_ENV, BotServer, serve
 from flipflop._spreads import SpreadKind
+from flipflop._wire import ANSWER_CAPS
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ANSWER_CAPS",
     "DECK",
     "DRAW_DISCARD",
     "DRAW_STOCK",
@@ -67,6 +70,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "REPLAY_FORMAT",
     "REPLAY_VERSION",
+    "SEAT_TOKEN_ENV",
     "Action",
     "ActionError",
     "ActionKind",
@@ -105,6 +109,7 @@ __all__ = [
     "Replay",
     "ReplayError",
     "ReplayWriter",
+    "SeatTokenError",
     "Seed",
     "Show",
     "Spread",

@@ -3,36 +3,49 @@
 Every call takes a ``timeout`` (seconds) that becomes the gRPC deadline, and every failure
 comes back as a :class:`~flipflop.BotError` that says which bot and how: :func:`bot_error` is
 the one place where gRPC status codes become SDK errors. Answers are decoded by ``_wire`` and
-never trusted: a malformed action, an oversized message (over 4 MiB) or a different major
-protocol version is a :class:`~flipflop.BotProtocolError`, never a hang.
+never trusted: a malformed action, a different major protocol version, a handshake string that
+is too long or holds a control character, or an oversized answer is a
+:class:`~flipflop.BotProtocolError`, never a hang.
+
+**Sizes.** Every answer has a cap by call (``_wire.ANSWER_CAPS``: 16 KiB for a decision, 8 KiB
+for the handshake, 1 KiB for the others). gRPC refuses anything over the largest cap as it
+arrives (RESOURCE_EXHAUSTED), and each call checks its own cap on the bytes received before it
+decodes them, so no answer can make the arena hold more than 16 KiB of it.
+
+**The seat token.** ``handshake(seat_token=…)`` checks that the bot presents the token it was
+started with (``FLIPFLOP_SEAT_TOKEN``), in constant time. A missing or wrong one raises
+:class:`~flipflop.SeatTokenError` and closes the client: every later call raises it again
+without touching the network. The token is never stored, logged or put in an error message.
 """
 
 from __future__ import annotations
 
+import hmac
 import time
 from collections.abc import Sequence
 from types import TracebackType
 from typing import Self, TypeVar
 
 import grpc
+from google.protobuf.message import Message
 
 from flipflop import _wire
 from flipflop._actions import Action
 from flipflop._bot import MatchInfo
-from flipflop._errors import BotCrashed, BotError, BotProtocolError, BotTimeout
+from flipflop._errors import BotCrashed, BotError, BotProtocolError, BotTimeout, SeatTokenError
 from flipflop._observation import Observation
-from flipflop._proto.flipflop.v1 import bot_pb2_grpc as pb_grpc
-from flipflop._proto.grpc.health.v1 import health_pb2_grpc as health_grpc
+from flipflop._proto.flipflop.v1 import bot_pb2 as pb
+from flipflop._proto.grpc.health.v1 import health_pb2 as health_pb
 from flipflop._results import HandResult, MatchResult
 from flipflop._server import MAX_MESSAGE_BYTES, Endpoint
-from flipflop._wire import PROTOCOL_VERSION, BotIdentity, Decision
+from flipflop._wire import MAX_ANSWER_BYTES, PROTOCOL_VERSION, BotIdentity, Decision
 
 __all__ = ["BotClient", "BotIdentity", "Decision", "bot_error"]
 
-_Request = TypeVar("_Request")
-_Response = TypeVar("_Response")
+_Msg = TypeVar("_Msg", bound=Message)
 
 _CRASHED = frozenset({grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED})
+_DETAILS_CHARS = 1000  # a status message is the bot's own text: cut it
 
 
 def bot_error(
@@ -55,6 +68,8 @@ def bot_error(
         bot: the bot's name, when known.
     """
     name = code.name if code is not None else "no status"
+    if len(details) > _DETAILS_CHARS:
+        details = f"{details[:_DETAILS_CHARS]}… ({len(details)} characters)"
     reason = f"{call} failed: {name}: {details}" if details else f"{call} failed: {name}"
     if code is grpc.StatusCode.DEADLINE_EXCEEDED:
         return BotTimeout(f"{call}: no answer before the deadline", bot)
@@ -73,7 +88,9 @@ class BotClient:
         endpoint: ``unix:/abs/path.sock`` or ``host:port``.
         name: the bot's name for error messages until the handshake tells it.
         arena_version: sent in the handshake, for the bot's logs.
-        max_message_bytes: the largest answer accepted; a bigger one is a protocol error.
+        max_message_bytes: gRPC's receive limit: the largest answer read at all (a bigger one
+            is a protocol error, RESOURCE_EXHAUSTED). Each call's own cap
+            (``_wire.ANSWER_CAPS``) applies on top of it.
 
     Attributes:
         endpoint: where the bot listens.
@@ -86,12 +103,14 @@ class BotClient:
         *,
         name: str | None = None,
         arena_version: str = "",
-        max_message_bytes: int = MAX_MESSAGE_BYTES,
+        max_message_bytes: int = MAX_ANSWER_BYTES,
     ) -> None:
         self.endpoint = endpoint
         self.identity: BotIdentity | None = None
         self._name = name
         self._arena_version = arena_version
+        # Set once a handshake failed its seat token: the reason every later call raises.
+        self._refused: str | None = None
         self._channel = grpc.insecure_channel(
             Endpoint.parse(endpoint).target,
             options=[
@@ -104,52 +123,96 @@ class BotClient:
                 ("grpc.initial_reconnect_backoff_ms", 50),
                 ("grpc.min_reconnect_backoff_ms", 50),
                 ("grpc.max_reconnect_backoff_ms", 500),
+                # Connections are this channel's own: gRPC would otherwise share them between
+                # channels of the same target, and the arena's targets (/proc/self/fd/N) name
+                # different bots over time as descriptor numbers are reused.
+                ("grpc.use_local_subchannel_pool", 1),
             ],
         )
-        self._bot = pb_grpc.BotStub(self._channel)
-        # Decide carries bytes that _wire codes by hand (the hot path).
-        self._decide: grpc.UnaryUnaryMultiCallable[bytes, bytes] = self._channel.unary_unary(
-            "/flipflop.v1.Bot/Decide", request_serializer=None, response_deserializer=None
-        )
-        self._health = health_grpc.HealthStub(self._channel)
+        # Every call passes bytes: each answer's size is checked before it is decoded (and
+        # Decide's are coded by _wire by hand, the hot path).
+        self._handshake = self._method("/flipflop.v1.Bot/Handshake")
+        self._start_match = self._method("/flipflop.v1.Bot/StartMatch")
+        self._decide = self._method("/flipflop.v1.Bot/Decide")
+        self._hand_ended = self._method("/flipflop.v1.Bot/HandEnded")
+        self._end_match = self._method("/flipflop.v1.Bot/EndMatch")
+        self._health = self._method("/grpc.health.v1.Health/Check")
+
+    def _method(self, path: str) -> grpc.UnaryUnaryMultiCallable[bytes, bytes]:
+        return self._channel.unary_unary(path, request_serializer=None, response_deserializer=None)
 
     @property
     def name(self) -> str | None:
         """The bot's name: from the handshake, else the one given, else None."""
         return self.identity.name if self.identity is not None else self._name
 
+    def _check_open(self) -> None:
+        """Refuse any call once a handshake presented a wrong seat token (nothing is sent)."""
+        if self._refused is not None:
+            raise SeatTokenError(self._refused, self._name)
+
     def _call(
         self,
-        method: grpc.UnaryUnaryMultiCallable[_Request, _Response],
-        request: _Request,
+        method: grpc.UnaryUnaryMultiCallable[bytes, bytes],
+        request: bytes | Message,
         timeout: float,
         call: str,
         *,
         wait_for_ready: bool = False,
-    ) -> _Response:
+    ) -> bytes:
+        """Make one call; return the answer's bytes once they are within the call's cap."""
+        self._check_open()
+        if isinstance(request, Message):
+            request = request.SerializeToString()
         try:
-            return method(request, timeout=timeout, wait_for_ready=wait_for_ready)
+            answer = method(request, timeout=timeout, wait_for_ready=wait_for_ready)
         except grpc.RpcError as e:
             # A failed unary call raises an RpcError that is also a grpc.Call (code, details).
             get_code, get_details = getattr(e, "code", None), getattr(e, "details", None)
             code = get_code() if callable(get_code) else None
             details = (get_details() or "") if callable(get_details) else str(e)
             raise bot_error(code, details, call=call, bot=self.name) from None
+        try:
+            _wire.check_answer_size(call, len(answer))
+        except BotProtocolError as e:
+            raise BotProtocolError(e.reason, self.name) from e
+        return answer
 
-    def handshake(self, timeout: float = 5.0) -> BotIdentity:
-        """Agree on the protocol and learn who the bot is.
+    def _parse(self, message_type: type[_Msg], answer: bytes, call: str) -> _Msg:
+        try:
+            return _wire.parse_answer(message_type, answer, call)
+        except BotProtocolError as e:
+            raise BotProtocolError(e.reason, self.name) from e
+
+    def handshake(self, timeout: float = 5.0, seat_token: str | None = None) -> BotIdentity:
+        """Agree on the protocol, learn who the bot is and check its seat token.
+
+        Args:
+            timeout: the deadline in seconds.
+            seat_token: the token the bot was started with (``FLIPFLOP_SEAT_TOKEN``); the bot
+                must present exactly this one. None: no check (a bot not started by the
+                caller, e.g. an endpoint given by a person).
 
         Raises:
-            BotProtocolError: the bot speaks another major protocol version (the message names
-                both), or answered without a name.
+            SeatTokenError: ``seat_token`` was given and the bot presented none, or another.
+                The client is then closed: every later call raises the same error.
+            BotProtocolError: an answer over its size cap, the bot speaks another major
+                protocol version (the message names both), or a string of the answer is
+                missing, too long or holds a control character (the message names the field).
             BotTimeout, BotCrashed: no answer.
+            ValueError: ``seat_token`` is empty (pass None for no check).
         """
-        response = self._call(
-            self._bot.Handshake,
+        if seat_token is not None and not seat_token:
+            raise ValueError("seat_token is empty: pass None for no check")
+        answer = self._call(
+            self._handshake,
             _wire.handshake_request(self._arena_version),
             timeout,
             "Handshake",
         )
+        response = self._parse(pb.HandshakeResponse, answer, "Handshake")
+        if seat_token is not None:
+            self._check_seat_token(response.seat_token, seat_token)
         try:
             identity = _wire.identity_from_proto(response)
         except BotProtocolError as e:
@@ -163,9 +226,28 @@ class BotClient:
         self.identity = identity
         return identity
 
+    def _check_seat_token(self, presented: str, expected: str) -> None:
+        """Compare in constant time; on a mismatch close for good and raise SeatTokenError."""
+        if not presented:
+            why = "the bot presented no seat token"
+        elif hmac.compare_digest(presented.encode("utf-8"), expected.encode("utf-8")):
+            return
+        else:
+            why = "the bot presented a wrong seat token"
+        reason = (
+            f"Handshake: {why}: the process answering on {self.endpoint} is not the one "
+            "started for this seat (FLIPFLOP_SEAT_TOKEN); no further call is made to it"
+        )
+        self._refused = reason
+        self._channel.close()
+        raise SeatTokenError(reason, self._name)
+
     def start_match(self, info: MatchInfo, timeout: float = 5.0) -> None:
         """Tell the bot a match starts (its seat, the players, the rules, its time)."""
-        self._call(self._bot.StartMatch, _wire.match_info_to_proto(info), timeout, "StartMatch")
+        answer = self._call(
+            self._start_match, _wire.match_info_to_proto(info), timeout, "StartMatch"
+        )
+        self._parse(pb.StartMatchResponse, answer, "StartMatch")
 
     def decide(
         self,
@@ -193,8 +275,8 @@ class BotClient:
             engine's job.
 
         Raises:
-            BotProtocolError: a malformed answer (the reason names the action), an error the
-                bot raised, or an unknown match.
+            BotProtocolError: a malformed answer (the reason names the action), an answer over
+                its 16 KiB cap, an error the bot raised, or an unknown match.
             BotTimeout, BotCrashed: no answer.
         """
         response = self._call(
@@ -210,28 +292,38 @@ class BotClient:
 
     def hand_ended(self, match_id: str, result: HandResult, timeout: float = 5.0) -> None:
         """Tell the bot how a hand was settled."""
-        self._call(
-            self._bot.HandEnded, _wire.hand_ended_request(match_id, result), timeout, "HandEnded"
+        answer = self._call(
+            self._hand_ended, _wire.hand_ended_request(match_id, result), timeout, "HandEnded"
         )
+        self._parse(pb.HandEndedResponse, answer, "HandEnded")
 
     def end_match(self, match_id: str, result: MatchResult, timeout: float = 5.0) -> None:
-        """Tell the bot the match is over."""
-        self._call(
-            self._bot.EndMatch, _wire.end_match_request(match_id, result), timeout, "EndMatch"
-        )
+        """Tell the bot the match is over (and forget what was cached of its history)."""
+        try:
+            answer = self._call(
+                self._end_match, _wire.end_match_request(match_id, result), timeout, "EndMatch"
+            )
+        finally:
+            _wire.forget_match(match_id)
+        self._parse(pb.EndMatchResponse, answer, "EndMatch")
 
     def health(self, timeout: float = 1.0, service: str = "flipflop.v1.Bot") -> bool:
         """True if the bot answers SERVING for ``service``.
 
-        False for any other answer: NOT_SERVING, or NOT_FOUND for a service it does not offer.
+        False for any other answer: NOT_SERVING, NOT_FOUND for a service it does not offer, or
+        an answer that breaks the protocol (over its 1 KiB cap, garbage).
 
         Raises:
             BotTimeout, BotCrashed: no answer at all.
+            SeatTokenError: the handshake failed its seat token: no call is made.
         """
         try:
-            response = self._call(
-                self._health.Check, _wire.health_request(service), timeout, "Health.Check"
+            answer = self._call(
+                self._health, _wire.health_request(service), timeout, "Health.Check"
             )
+            response = self._parse(health_pb.HealthCheckResponse, answer, "Health.Check")
+        except SeatTokenError:
+            raise
         except BotProtocolError:
             return False
         return _wire.is_serving(response)
@@ -241,22 +333,27 @@ class BotClient:
 
         Raises:
             BotTimeout: it did not within ``timeout`` seconds.
+            SeatTokenError: the handshake failed its seat token: no call is made.
         """
         deadline = time.monotonic() + timeout
         while True:
+            self._check_open()
             left = deadline - time.monotonic()
             if left <= 0:
                 raise BotTimeout(f"not ready (health SERVING) within {timeout:g} s", self.name)
             try:
-                response = self._call(
-                    self._health.Check,
+                answer = self._call(
+                    self._health,
                     _wire.health_request("flipflop.v1.Bot"),
                     left,
                     "Health.Check",
                     wait_for_ready=True,  # wait for the socket to appear, not fail at once
                 )
+                response = self._parse(health_pb.HealthCheckResponse, answer, "Health.Check")
                 if _wire.is_serving(response):
                     return
+            except SeatTokenError:
+                raise
             except BotTimeout:
                 continue  # the loop raises with the full story
             except BotError:

@@ -11,11 +11,16 @@ seats, random stakes, bankrolls and caps) in which the checked bot holds one sea
 seats play uniformly random legal actions in-process through the engine. Two of the matches are
 interleaved, decision by decision, under two match ids (when the bot announces
 ``concurrent-matches``), to show that its state is kept per match. Every answer is checked:
-it decodes, a PHASE_START answer is exactly one drop or draw, every step of a PHASE_PLAY plan
-is legal when applied and the plan ends the turn, the answer comes within the deadline, and the
-debug note fits in 1024 bytes. The check goes on past problems (the runner's default play
-stands in for a bad answer, as in the arena) and reports them all, at most
-:data:`MAX_LISTED` of each kind.
+it decodes and fits its size cap, a PHASE_START answer is exactly one drop or draw, every step
+of a PHASE_PLAY plan is legal when applied and the plan ends the turn, the answer comes within
+the deadline, and the debug note fits in 1024 bytes. The check goes on past problems (the
+runner's default play stands in for a bad answer, as in the arena) and reports them all, at
+most :data:`MAX_LISTED` of each kind.
+
+The handshake's strings are checked as the arena checks them. Whoever started the bot with a
+seat token in ``FLIPFLOP_SEAT_TOKEN`` (as ``arena check`` does, through its sandbox) passes it
+as ``seat_token`` and the handshake must present it; for an endpoint the caller did not start,
+there is no token to check (``seat_token=None``).
 """
 
 from __future__ import annotations
@@ -54,7 +59,8 @@ class ProblemKind(Enum):
     NOT_READY = "not ready"
     """The health check did not answer SERVING in time after start."""
     HANDSHAKE = "handshake"
-    """The handshake failed: another major protocol version, an error, no answer."""
+    """The handshake failed: another major protocol version, a missing or wrong seat token, a
+    string too long or with a control character, an answer over its cap, an error, no answer."""
     HEALTH = "health"
     """The health check did not answer SERVING for ``""`` or ``flipflop.v1.Bot``."""
     TIMEOUT = "timeout"
@@ -354,6 +360,7 @@ def check_bot(
     seed: int = 0,
     decision_timeout: float = 1.0,
     start_timeout: float = 20.0,
+    seat_token: str | None = None,
 ) -> ConformanceReport:
     """Check a running bot through the real gRPC protocol (see the module docstring).
 
@@ -363,6 +370,8 @@ def check_bot(
         seed: the seed of the matches, so that a failing check can be repeated.
         decision_timeout: the deadline for one decision, in seconds.
         start_timeout: how long a freshly started bot may take to answer its health check.
+        seat_token: the token the bot was started with (``FLIPFLOP_SEAT_TOKEN``), which its
+            handshake must present; None (an endpoint the caller did not start): no check.
 
     Returns:
         The report; ``report.ok`` is False if anything was wrong.
@@ -373,7 +382,7 @@ def check_bot(
     rng = random.Random(f"flipflop-conformance:{seed}")
     with BotClient(endpoint) as client:
         try:
-            identity = _meet(client, findings, decision_timeout, start_timeout)
+            identity = _meet(client, findings, decision_timeout, start_timeout, seat_token)
             if identity is not None:
                 concurrent = "concurrent-matches" in identity.features
                 games = [
@@ -406,7 +415,11 @@ def check_bot(
 
 
 def _meet(
-    client: BotClient, findings: _Findings, timeout: float, start_timeout: float
+    client: BotClient,
+    findings: _Findings,
+    timeout: float,
+    start_timeout: float,
+    seat_token: str | None,
 ) -> BotIdentity | None:
     """Wait for the bot, shake hands and check its health; None if it cannot be played."""
     try:
@@ -415,7 +428,7 @@ def _meet(
         findings.add(ProblemKind.NOT_READY, "start", e.reason)
         return None
     try:
-        identity = client.handshake(timeout=_notify_timeout(timeout))
+        identity = client.handshake(timeout=_notify_timeout(timeout), seat_token=seat_token)
     except BotError as e:
         if isinstance(e, BotCrashed):
             findings.call_failed("handshake", "Handshake", e)

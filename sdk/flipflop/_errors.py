@@ -12,7 +12,9 @@ Hierarchy::
         ├── BotTimeout            no answer before the deadline
         ├── BotCrashed            the connection is gone: process dead, socket closed, UNAVAILABLE
         └── BotProtocolError      an answer that breaks the protocol: garbage, a malformed
-                                  message, another major version, or the bot raised
+            │                     or oversized message, another major version, or the bot raised
+            └── SeatTokenError    the handshake came without the seat's token, or a wrong one:
+                                  the process answering is not the one started for the seat
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ __all__ = [
     "IllegalActionError",
     "MalformedActionError",
     "ReplayError",
+    "SeatTokenError",
 ]
 
 
@@ -91,4 +94,13 @@ class BotProtocolError(BotError):
 
     A malformed or oversized message, a different major protocol version, an unknown match, or
     an error the bot raised while deciding.
+    """
+
+
+class SeatTokenError(BotProtocolError):
+    """The handshake did not present the seat's token (``FLIPFLOP_SEAT_TOKEN``), or a wrong one.
+
+    The process answering on the endpoint cannot be the one started for the seat: another bot
+    may have taken the endpoint over. The client that raised it makes no further call (each
+    raises this error again) and has closed its connection. The message never holds either token.
     """

@@ -18,6 +18,16 @@ it concurrently, from different threads, so a bot that keeps mutable state must 
 Either way the server keeps each match's :class:`MatchInfo` by match id, checks that every
 decision is for a started match and for that match's seat, and forgets the match at EndMatch.
 
+**The seat token.** The arena starts every bot with a fresh secret in the environment variable
+``FLIPFLOP_SEAT_TOKEN`` and refuses a handshake that does not send it back (protocol 1.1). The
+server reads it once, when it is made, removes it from ``os.environ`` (so that child processes,
+logs and notes that dump the environment never see it), and sends it in every handshake: a bot
+author does nothing. Without the variable (a bot started by hand) the handshake carries none.
+
+**Sizes.** Requests over :data:`MAX_MESSAGE_BYTES` (4 MiB) are refused by gRPC. The arena caps
+each answer by call (``ANSWER_CAPS``: 16 KiB for a decision): a note is cut to 1024 bytes here,
+but a plan of thousands of steps would be over the cap and refused.
+
 **Status codes** the server answers with (all in :data:`_STATUS`):
 
 =====================  ===================================================================
@@ -58,7 +68,7 @@ from flipflop._errors import BotProtocolError, MalformedActionError
 from flipflop._proto.flipflop.v1 import bot_pb2 as pb
 from flipflop._proto.grpc.health.v1 import health_pb2 as health_pb
 from flipflop._proto.grpc.health.v1 import health_pb2_grpc as health_grpc
-from flipflop._wire import PROTOCOL_VERSION
+from flipflop._wire import MAX_REQUEST_BYTES, PROTOCOL_VERSION
 
 __all__ = [
     "DEFAULT_ENDPOINT",
@@ -66,6 +76,7 @@ __all__ = [
     "LISTEN_ENV",
     "MAX_MESSAGE_BYTES",
     "PROTOCOL_VERSION",
+    "SEAT_TOKEN_ENV",
     "BotServer",
     "Endpoint",
     "serve",
@@ -77,8 +88,11 @@ LISTEN_ENV = "FLIPFLOP_LISTEN"
 """The environment variable :func:`serve` reads the endpoint from."""
 FEATURES = ("concurrent-matches", "debug-notes")
 """The optional capabilities a Python bot announces in the handshake."""
-MAX_MESSAGE_BYTES = 4 * 1024 * 1024
-"""The largest message either side accepts; a bigger one is refused, never waited for."""
+SEAT_TOKEN_ENV = "FLIPFLOP_SEAT_TOKEN"
+"""The environment variable holding the seat token the arena started the bot with."""
+MAX_MESSAGE_BYTES = MAX_REQUEST_BYTES
+"""The largest request a bot's server accepts (4 MiB); a bigger one is refused, never waited for.
+Answers have smaller caps, by call (``flipflop._wire.ANSWER_CAPS``)."""
 
 _log = logging.getLogger("flipflop.server")
 _UNIX_PATH_MAX = 107  # sun_path is 108 bytes on Linux, NUL included
@@ -251,10 +265,14 @@ def _instance(bot: Bot | BotFactory) -> tuple[Bot, BotFactory | None]:
 
 
 class _BotServicer:
-    """The ``flipflop.v1.Bot`` service around a bot (one per match with a factory)."""
+    """The ``flipflop.v1.Bot`` service around a bot (one per match with a factory).
 
-    def __init__(self, bot: Bot | BotFactory) -> None:
+    ``seat_token`` is sent back in every handshake ("": none); it is never logged.
+    """
+
+    def __init__(self, bot: Bot | BotFactory, seat_token: str = "") -> None:
         self.bot, self._factory = _instance(bot)
+        self._seat_token = seat_token
         self._matches: dict[str, MatchInfo] = {}
         self._bots: dict[str, Bot] = {}
         self._lock = threading.Lock()
@@ -283,7 +301,7 @@ class _BotServicer:
     def Handshake(
         self, request: pb.HandshakeRequest, context: grpc.ServicerContext
     ) -> pb.HandshakeResponse:
-        """Agree on the protocol's major version and say who the bot is."""
+        """Agree on the protocol's major version, say who the bot is, show the seat token."""
         theirs, arena = _wire.handshake_request_from_proto(request)
         if not _wire.speaks_our_major(theirs):
             raise _Refused(
@@ -302,7 +320,8 @@ class _BotServicer:
                 protocol_version=PROTOCOL_VERSION,
                 features=FEATURES,
                 runtime=_wire.sdk_runtime(__version__),
-            )
+            ),
+            self._seat_token,
         )
 
     @_handler
@@ -382,6 +401,7 @@ class _BotServicer:
             with self._lock:
                 self._matches.pop(match_id, None)
                 self._bots.pop(match_id, None)
+            _wire.forget_match(match_id)
         return pb.EndMatchResponse()
 
 
@@ -443,14 +463,25 @@ class BotServer:
             one instance per match.
         endpoint: ``unix:/abs/path.sock`` or ``host:port``; port 0 picks a free port.
         max_workers: threads answering calls (several matches may be played at once).
+        seat_token: the token to send in every handshake. None (the default): take it from
+            ``FLIPFLOP_SEAT_TOKEN``, removing it from ``os.environ``; no token if it is unset.
 
     Attributes:
         bot: the hosted bot.
         endpoint: where the server listens once started, with the bound port for TCP.
     """
 
-    def __init__(self, bot: Bot | BotFactory, endpoint: str, *, max_workers: int = 8) -> None:
-        self._servicer = _BotServicer(bot)
+    def __init__(
+        self,
+        bot: Bot | BotFactory,
+        endpoint: str,
+        *,
+        max_workers: int = 8,
+        seat_token: str | None = None,
+    ) -> None:
+        if seat_token is None:
+            seat_token = os.environ.pop(SEAT_TOKEN_ENV, "")
+        self._servicer = _BotServicer(bot, seat_token)
         self.bot = self._servicer.bot
         self._requested = Endpoint.parse(endpoint)
         self.endpoint = str(self._requested)
@@ -535,9 +566,11 @@ def serve(bot: Bot | BotFactory, listen: str | None = None, *, grace: float = 2.
 
     The endpoint is ``listen``, else the ``--listen`` argument of the command line, else the
     ``FLIPFLOP_LISTEN`` environment variable, else :data:`DEFAULT_ENDPOINT`. A stale socket
-    file is removed first. Once listening, one line ``serving <name> on <endpoint>`` goes to
-    stdout; logs go to stderr. On a signal the health check turns NOT_SERVING, calls in flight
-    get ``grace`` seconds, and the socket file is removed.
+    file is removed first. The seat token is taken from ``FLIPFLOP_SEAT_TOKEN`` (and removed
+    from the environment): see the module docstring. Once listening, one line
+    ``serving <name> on <endpoint>`` goes to stdout; logs go to stderr. On a signal the health
+    check turns NOT_SERVING, calls in flight get ``grace`` seconds, and the socket file is
+    removed.
 
     Args:
         bot: the bot to serve: an instance shared by every match, or a class (any factory)

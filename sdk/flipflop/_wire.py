@@ -19,14 +19,27 @@ Decoding treats every message as untrusted: card numbers must be 0..51, enums ma
 UNSPECIFIED where a value is required, seats must exist, per-seat lists must have one entry per
 seat. A bad action raises :class:`~flipflop.MalformedActionError`; any other bad message raises
 :class:`~flipflop.BotProtocolError`, and the reason names the field (``history[3].action: …``).
+
+Resources are bounded whatever a peer sends: every answer has a size cap by call
+(:data:`ANSWER_CAPS`, checked by :func:`parse_answer` and the client), the handshake's strings
+are checked for length and control characters (:func:`identity_from_proto`), and every cache
+here is bounded in entries and in bytes: a message longer than :data:`CACHE_KEY_BYTES` is
+decoded every time and never kept, so padding a message with unknown fields cannot fill the
+memory of the process that decodes it.
 """
 
 from __future__ import annotations
 
 import platform
-from collections.abc import Iterable, Sequence
+import re
+import threading
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TypeVar
+
+from google.protobuf.message import DecodeError, Message
 
 from flipflop._actions import DRAW_DISCARD, DRAW_STOCK, DROP, Action, ActionKind, Event, Phase
 from flipflop._bot import MatchInfo
@@ -40,7 +53,20 @@ from flipflop._results import HandResult, MatchResult, Payment, Termination
 from flipflop._spreads import SpreadKind
 
 __all__ = [
+    "ANSWER_CAPS",
+    "CACHE_KEY_BYTES",
     "HEALTH_SERVICES",
+    "MAX_ANSWER_BYTES",
+    "MAX_DECIDE_ANSWER_BYTES",
+    "MAX_EMPTY_ANSWER_BYTES",
+    "MAX_FEATURES",
+    "MAX_FEATURE_CHARS",
+    "MAX_HANDSHAKE_ANSWER_BYTES",
+    "MAX_HEALTH_ANSWER_BYTES",
+    "MAX_NAME_CHARS",
+    "MAX_REQUEST_BYTES",
+    "MAX_RUNTIME_CHARS",
+    "MAX_VERSION_CHARS",
     "NOTE_LIMIT",
     "PROTOCOL_VERSION",
     "BotIdentity",
@@ -48,6 +74,7 @@ __all__ = [
     "Decision",
     "action_from_proto",
     "action_to_proto",
+    "check_answer_size",
     "decide_call_from_bytes",
     "decide_request",
     "decide_request_bytes",
@@ -60,6 +87,7 @@ __all__ = [
     "end_match_request_from_proto",
     "event_from_proto",
     "event_to_proto",
+    "forget_match",
     "hand_ended_request",
     "hand_ended_request_from_proto",
     "hand_result_from_proto",
@@ -79,6 +107,7 @@ __all__ = [
     "match_result_to_proto",
     "observation_from_proto",
     "observation_to_proto",
+    "parse_answer",
     "payment_from_proto",
     "payment_to_proto",
     "pots_from_proto",
@@ -91,8 +120,11 @@ __all__ = [
     "spread_to_proto",
 ]
 
-PROTOCOL_VERSION = "1.0"
-"""The protocol version this SDK speaks, ``MAJOR.MINOR``; peers must agree on the major."""
+PROTOCOL_VERSION = "1.1"
+"""The protocol version this SDK speaks, ``MAJOR.MINOR``; peers must agree on the major.
+
+1.1 added the seat token and the answer size caps (``proto/flipflop/v1/bot.proto``).
+"""
 
 
 def speaks_our_major(version: str) -> bool:
@@ -102,6 +134,69 @@ def speaks_our_major(version: str) -> bool:
 
 NOTE_LIMIT = 1024
 """The longest debug note, in bytes of UTF-8; longer notes are cut (``DecideResponse.note``)."""
+
+# ---------------------------------------------------------------------------------- size caps
+
+MAX_DECIDE_ANSWER_BYTES = 16 * 1024
+"""The largest DecideResponse. A turn's plan takes a few dozen bytes (a 13-card meld: 17) and
+a note is kept up to :data:`NOTE_LIMIT` bytes, so this leaves room for a long note that is cut,
+and none for padding."""
+MAX_HANDSHAKE_ANSWER_BYTES = 8 * 1024
+"""The largest HandshakeResponse: every string at its longest (:data:`MAX_NAME_CHARS`, …) in
+4-byte characters is about 5.3 KB, plus the seat token."""
+MAX_EMPTY_ANSWER_BYTES = 1024
+"""The largest StartMatch, HandEnded or EndMatch answer. They are empty today; the room is for
+a field a later minor version may add (an older arena skips it)."""
+MAX_HEALTH_ANSWER_BYTES = 1024
+"""The largest health answer (one enum field; the same room as an empty answer)."""
+ANSWER_CAPS: Mapping[str, int] = MappingProxyType(
+    {
+        "Handshake": MAX_HANDSHAKE_ANSWER_BYTES,
+        "StartMatch": MAX_EMPTY_ANSWER_BYTES,
+        "Decide": MAX_DECIDE_ANSWER_BYTES,
+        "HandEnded": MAX_EMPTY_ANSWER_BYTES,
+        "EndMatch": MAX_EMPTY_ANSWER_BYTES,
+        "Health.Check": MAX_HEALTH_ANSWER_BYTES,
+    }
+)
+"""The size cap of a bot's answer, in bytes of the serialised message, by call."""
+MAX_ANSWER_BYTES = max(ANSWER_CAPS.values())
+"""The largest answer of any call: the arena's gRPC receive limit, so that gRPC itself refuses
+anything bigger (RESOURCE_EXHAUSTED) and nothing bigger is ever decoded."""
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+"""The largest request a bot accepts. A DecideRequest at the default turn cap (200) is about
+5 KB, and grows about 22 bytes per turn of history: this allows turn caps near 190 000."""
+
+_Msg = TypeVar("_Msg", bound=Message)
+
+
+def parse_answer(message_type: type[_Msg], data: bytes, call: str) -> _Msg:
+    """Decode the answer ``data`` to ``call`` (a key of :data:`ANSWER_CAPS`) as ``message_type``.
+
+    Raises:
+        BotProtocolError: the answer is over its size cap (checked before anything is
+            decoded), or does not decode as ``message_type``.
+    """
+    check_answer_size(call, len(data))
+    try:
+        return message_type.FromString(data)
+    except DecodeError:
+        name = message_type.DESCRIPTOR.name
+        raise BotProtocolError(f"{call}: the answer does not decode as a {name}") from None
+
+
+def check_answer_size(call: str, size: int) -> None:
+    """Refuse an answer to ``call`` of ``size`` bytes if it is over the call's cap.
+
+    Raises:
+        BotProtocolError: ``Decide: an answer of 16385 bytes is over the 16384-byte cap …``.
+    """
+    cap = ANSWER_CAPS[call]
+    if size > cap:
+        raise BotProtocolError(
+            f"{call}: an answer of {size} bytes is over the {cap}-byte cap for {call} answers"
+        )
+
 
 _E = TypeVar("_E")
 _K = TypeVar("_K")
@@ -226,6 +321,12 @@ _TWO_63 = 1 << 63
 _TWO_64 = 1 << 64
 _DECK_AT = DECK.__getitem__
 _CACHE_SIZE = 1 << 16
+"""The most entries of one cache (it is emptied when full)."""
+CACHE_KEY_BYTES = 64
+"""The longest message a cache keeps by its bytes: every real one is shorter (an action, an
+event, a spread, a seat view: under 40 bytes). A longer one is decoded every time and never
+kept, so a cache holds at most ``_CACHE_SIZE * CACHE_KEY_BYTES`` (4 MiB) of keys, whatever a
+peer sends: an answer padded with megabytes of unknown fields costs one decoding, no memory."""
 
 _Value = int | bytes
 """A scanned field value: an int for a varint field, the raw bytes for a length-delimited one."""
@@ -388,11 +489,26 @@ def _name(base: str, index: int) -> str:
     return base if index < 0 else f"{base}[{index}]"
 
 
-def _cached(cache: dict[_K, _V], data: _K, value: _V) -> _V:
-    """Remember a decoded sub-message (the cache is emptied when it grows past its bound)."""
+def _cached(cache: dict[bytes, _V], data: bytes, value: _V) -> _V:
+    """Remember a decoded sub-message by its bytes, unless they are over :data:`CACHE_KEY_BYTES`.
+
+    The cache is emptied when it reaches ``_CACHE_SIZE`` entries.
+    """
+    if len(data) <= CACHE_KEY_BYTES:
+        if len(cache) >= _CACHE_SIZE:
+            cache.clear()
+        cache[data] = value
+    return value
+
+
+def _memo(cache: dict[_K, _V], key: _K, value: _V) -> _V:
+    """Remember an encoding by a key built from the engine's own values (small and bounded).
+
+    The cache is emptied when it reaches ``_CACHE_SIZE`` entries.
+    """
     if len(cache) >= _CACHE_SIZE:
         cache.clear()
-    cache[data] = value
+    cache[key] = value
     return value
 
 
@@ -718,9 +834,71 @@ _POTS_CACHE: dict[bytes, Pots] = {}
 # Per match, the last history sent (arena side) or received (bot side): its entries' bytes
 # and its events. The next decision's history starts with it, so only new events are coded.
 _HistoryRun = tuple[bytes, tuple[Event, ...], int]  # entries' bytes, events, highest seat
-_SENT_HISTORY: dict[str, _HistoryRun] = {}
-_RECEIVED_HISTORY: dict[str, _HistoryRun] = {}
 _HISTORY_RUNS_SIZE = 1024
+"""The most matches whose history is remembered, per side."""
+_HISTORY_RUNS_BYTES = 8 * 1024 * 1024
+"""The most bytes of history remembered, per side (about 1700 matches at the default turn cap)."""
+
+
+class _HistoryRuns:
+    """The last history run of each match, bounded in entries and in bytes (emptied when full).
+
+    Sizes count the run's bytes, its match id and a pointer per event; thread-safe, as one
+    process may serve (or play) several matches at once.
+    """
+
+    __slots__ = ("_held", "_lock", "_runs")
+
+    def __init__(self) -> None:
+        self._runs: dict[str, _HistoryRun] = {}
+        self._held = 0
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _size(match_id: str, run: _HistoryRun) -> int:
+        return len(match_id) + len(run[0]) + 8 * len(run[1])
+
+    def get(self, match_id: str) -> _HistoryRun | None:
+        return self._runs.get(match_id)
+
+    def remember(self, match_id: str, run: _HistoryRun) -> None:
+        size = self._size(match_id, run)
+        with self._lock:
+            self._drop(match_id)
+            if size > _HISTORY_RUNS_BYTES:
+                return
+            if len(self._runs) >= _HISTORY_RUNS_SIZE or self._held + size > _HISTORY_RUNS_BYTES:
+                self._runs.clear()
+                self._held = 0
+            self._runs[match_id] = run
+            self._held += size
+
+    def forget(self, match_id: str) -> None:
+        with self._lock:
+            self._drop(match_id)
+
+    def _drop(self, match_id: str) -> None:
+        old = self._runs.pop(match_id, None)
+        if old is not None:
+            self._held -= self._size(match_id, old)
+
+    @property
+    def held(self) -> int:
+        """The bytes held now, as counted."""
+        return self._held
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+
+_SENT_HISTORY = _HistoryRuns()
+_RECEIVED_HISTORY = _HistoryRuns()
+
+
+def forget_match(match_id: str) -> None:
+    """Drop what is remembered of a match's history (both sides): the match is over."""
+    _SENT_HISTORY.forget(match_id)
+    _RECEIVED_HISTORY.forget(match_id)
 
 
 def _seat_entry(
@@ -748,7 +926,7 @@ def _seat_entry(
                 _bytes_field(b"\x3a", known_bytes) if known_bytes else b"",
             )
         )
-        entry = _cached(_SEAT_ENTRIES, key, _bytes_field(b"\x42", body))
+        entry = _memo(_SEAT_ENTRIES, key, _bytes_field(b"\x42", body))
     return entry
 
 
@@ -757,7 +935,7 @@ def _show_entry(show: Show) -> bytes:
     key = (show.seat, show.card.index, _POT_BY_ID[id(show.pot)])
     entry = _SHOW_ENTRIES.get(key)
     if entry is None:
-        entry = _cached(_SHOW_ENTRIES, key, _bytes_field(b"\x5a", _show_body(show)))
+        entry = _memo(_SHOW_ENTRIES, key, _bytes_field(b"\x5a", _show_body(show)))
     return entry
 
 
@@ -844,14 +1022,8 @@ def _history_bytes(history: tuple[Event, ...], match_id: str) -> bytes:
         parts.append(entry or _bytes_field(_HISTORY_KEY, _event_body(e)))
     out = b"".join(parts)
     if match_id:
-        _remember(_SENT_HISTORY, match_id, (out, history, 0))
+        _SENT_HISTORY.remember(match_id, (out, history, 0))
     return out
-
-
-def _remember(runs: dict[str, _HistoryRun], match_id: str, run: _HistoryRun) -> None:
-    if len(runs) >= _HISTORY_RUNS_SIZE:
-        runs.clear()
-    runs[match_id] = run
 
 
 def _observation_from_bytes(data: bytes, match_id: str = "") -> Observation:
@@ -933,7 +1105,7 @@ def _observation_from_bytes(data: bytes, match_id: str = "") -> Observation:
         if history_at >= 0:
             entries.insert(history_at, known_run)
         top = max([e.seat for e in events], default=0)
-        _remember(_RECEIVED_HISTORY, match_id, (b"".join(entries), events, top))
+        _RECEIVED_HISTORY.remember(match_id, (b"".join(entries), events, top))
     drawn = numbers[17]
     pots_value = _POTS_CACHE.get(pots)
     if pots_value is None:
@@ -1239,32 +1411,93 @@ def handshake_request_from_proto(message: pb.HandshakeRequest) -> tuple[str, str
     return message.protocol_version, message.arena_version
 
 
-def handshake_response(identity: BotIdentity) -> pb.HandshakeResponse:
-    """Encode the bot's side of the handshake."""
+def handshake_response(identity: BotIdentity, seat_token: str = "") -> pb.HandshakeResponse:
+    """Encode the bot's side of the handshake, with its seat token ("" if it has none)."""
     return pb.HandshakeResponse(
         protocol_version=identity.protocol_version,
         name=identity.name,
         version=identity.version,
         features=identity.features,
         runtime=identity.runtime,
+        seat_token=seat_token,
     )
 
 
+MAX_NAME_CHARS = 64
+"""The longest bot name in a handshake, in characters."""
+MAX_VERSION_CHARS = 64
+"""The longest bot version string in a handshake, in characters."""
+MAX_RUNTIME_CHARS = 128
+"""The longest runtime text in a handshake, in characters."""
+MAX_FEATURES = 16
+"""The most features a handshake may announce."""
+MAX_FEATURE_CHARS = 64
+"""The longest feature name, in characters."""
+_PROTOCOL_VERSION_FORM = re.compile(r"[0-9]{1,9}\.[0-9]{1,9}")
+# Control and format characters (ESC, newlines, bidi overrides, zero-width ones), line and
+# paragraph separators, and lone surrogates: they could rewrite a terminal, a log line or a CSV.
+_CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+_SHOWN_CHARS = 40
+
+
+def _shown(text: str) -> str:
+    """``text`` for an error message: repr() (escapes and all) of its first 40 characters."""
+    if len(text) <= _SHOWN_CHARS:
+        return repr(text)
+    return f"{text[:_SHOWN_CHARS]!r}… ({len(text)} characters)"
+
+
+def _check_text(text: str, field: str, limit: int) -> None:
+    """Refuse a handshake string over ``limit`` characters or with a control character."""
+    if len(text) > limit:
+        raise BotProtocolError(
+            f"handshake: {field} {_shown(text)} is over the limit of {limit} characters"
+        )
+    if text.isprintable():  # the usual case; the loop below names the character
+        return
+    for i, char in enumerate(text):
+        if unicodedata.category(char) in _CONTROL_CATEGORIES:
+            raise BotProtocolError(
+                f"handshake: {field} {_shown(text)} holds the control character "
+                f"U+{ord(char):04X} at index {i}"
+            )
+
+
 def identity_from_proto(message: pb.HandshakeResponse) -> BotIdentity:
-    """Decode the bot's side of the handshake.
+    """Decode the bot's side of the handshake, checking its strings (the seat token aside).
 
     Raises:
-        BotProtocolError: an empty name or protocol version.
+        BotProtocolError: the protocol version is not ``MAJOR.MINOR`` in ASCII digits; the name
+            is empty; a string is too long (name or version over 64 characters, runtime over
+            128, over 16 features or one over 64), or holds a control or format character
+            (Unicode Cc, Cf, Cs, Zl, Zp: ESC, newlines, bidi overrides, …). The reason names
+            the field and shows at most 40 characters of the value.
     """
-    if not message.protocol_version:
+    version = message.protocol_version
+    if not version:
         raise BotProtocolError("handshake: the bot sent no protocol version")
+    if not _PROTOCOL_VERSION_FORM.fullmatch(version):
+        raise BotProtocolError(
+            f"handshake: protocol_version {_shown(version)} is not MAJOR.MINOR in digits "
+            f"(e.g. {PROTOCOL_VERSION!r})"
+        )
     if not message.name:
         raise BotProtocolError("handshake: the bot sent no name")
+    _check_text(message.name, "name", MAX_NAME_CHARS)
+    _check_text(message.version, "version", MAX_VERSION_CHARS)
+    _check_text(message.runtime, "runtime", MAX_RUNTIME_CHARS)
+    features = tuple(message.features)
+    if len(features) > MAX_FEATURES:
+        raise BotProtocolError(
+            f"handshake: {len(features)} features, over the limit of {MAX_FEATURES}"
+        )
+    for i, feature in enumerate(features):
+        _check_text(feature, f"features[{i}]", MAX_FEATURE_CHARS)
     return BotIdentity(
         name=message.name,
         version=message.version,
-        protocol_version=message.protocol_version,
-        features=tuple(message.features),
+        protocol_version=version,
+        features=features,
         runtime=message.runtime,
     )
 

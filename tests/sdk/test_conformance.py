@@ -144,3 +144,24 @@ def test_a_bot_that_never_starts_is_reported(endpoint: str) -> None:
     report = check_bot(endpoint, matches=2, start_timeout=0.3)
     assert {ProblemKind.NOT_READY} == report.kinds
     assert 0 == report.decisions
+
+
+def test_the_seat_token_is_checked_when_given(endpoint: str) -> None:
+    """Given the token the bot was started with, the check passes only if the bot presents it."""
+    with BotServer(Bot(), endpoint, seat_token="the-token"):
+        right = check_bot(endpoint, matches=2, seed=1, seat_token="the-token")
+        wrong = check_bot(endpoint, matches=2, seed=1, seat_token="another-token")
+        unchecked = check_bot(endpoint, matches=2, seed=1)
+    assert (True, True) == (right.ok, unchecked.ok), format_report(right)
+    assert {ProblemKind.HANDSHAKE} == wrong.kinds
+    assert "presented a wrong seat token" in wrong.problems[0].detail
+    assert "another-token" not in format_report(wrong)
+    assert (0, None) == (wrong.decisions, wrong.identity)
+
+
+def test_a_bot_without_a_seat_token_is_reported(endpoint: str) -> None:
+    """A bot that presents no token, when one is expected, fails its handshake."""
+    with BotServer(Bot(), endpoint, seat_token=""):
+        report = check_bot(endpoint, matches=2, seed=1, seat_token="expected")
+    assert {ProblemKind.HANDSHAKE} == report.kinds
+    assert "presented no seat token" in report.problems[0].detail

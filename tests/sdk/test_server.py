@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+import secrets
 import signal
 import socket
 import subprocess
@@ -10,10 +12,11 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent import futures
+from contextlib import contextmanager
 from pathlib import Path
-from typing import ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import grpc
 import pytest
@@ -21,6 +24,7 @@ import pytest
 from flipflop import (
     DRAW_STOCK,
     PROTOCOL_VERSION,
+    SEAT_TOKEN_ENV,
     Action,
     Bot,
     BotClient,
@@ -34,6 +38,7 @@ from flipflop import (
     MatchState,
     Observation,
     Phase,
+    SeatTokenError,
     apply_turn,
     play_match,
 )
@@ -128,7 +133,7 @@ def test_bot_refuses_another_major_version(served: BotClient, endpoint: str) -> 
         pb_grpc.BotStub(channel).Handshake(pb.HandshakeRequest(protocol_version="2.3"))
     error = cast(grpc.Call, caught.value)  # a failed unary call's error is also its Call
     assert grpc.StatusCode.FAILED_PRECONDITION == error.code()
-    assert "the arena speaks 2.3, this bot speaks 1.0" in (error.details() or "")
+    assert f"the arena speaks 2.3, this bot speaks {PROTOCOL_VERSION}" in (error.details() or "")
 
 
 def test_bot_accepts_another_minor_version(served: BotClient, endpoint: str) -> None:
@@ -150,13 +155,194 @@ class FutureBot(_BotServicer):
 
 def test_arena_refuses_a_bot_of_another_major_version(endpoint: str) -> None:
     """The client refuses a bot that answers with protocol 2.0, naming both versions."""
+    both = rf"the bot speaks 2\.0, the arena speaks {re.escape(PROTOCOL_VERSION)}"
     with (
         RawServer(FutureBot(Bot()), endpoint),
         BotClient(endpoint) as client,
-        pytest.raises(BotProtocolError, match=r"the bot speaks 2\.0, the arena speaks 1\.0") as e,
+        pytest.raises(BotProtocolError, match=both) as e,
     ):
         client.handshake(timeout=5)
     assert "future" == e.value.bot
+
+
+# ---------------------------------------------------------------------------------- seat token
+
+
+if TYPE_CHECKING:
+    _Interceptor = grpc.ServerInterceptor[Any, Any]
+else:  # the class is not subscriptable at run time
+    _Interceptor = grpc.ServerInterceptor
+
+
+class CallCounter(_Interceptor):
+    """Counts every call that reaches the server, whatever its service or method."""
+
+    def __init__(self) -> None:
+        self.methods: list[str] = []
+
+    def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler[Any, Any] | None],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        """Count the call, then handle it as usual."""
+        self.methods.append(handler_call_details.method)
+        return continuation(handler_call_details)
+
+
+@contextmanager
+def counted_bot(endpoint: str, seat_token: str) -> Iterator[CallCounter]:
+    """The default bot, holding ``seat_token``, served on ``endpoint``; counts its calls."""
+    counter = CallCounter()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4), interceptors=[counter])
+    _add_bot_service(_BotServicer(Bot(), seat_token), server)
+    health_grpc.add_HealthServicer_to_server(_HealthServicer(), server)
+    server.add_insecure_port(endpoint)
+    server.start()
+    try:
+        yield counter
+    finally:
+        server.stop(None).wait()
+
+
+def every_call(client: BotClient) -> list[Callable[[], object]]:
+    """One of each call a client can make (the match is nonsense: none may be sent)."""
+    config = MatchConfig(seats=3, hand_cap=1)
+    state = MatchState(config, 1)
+    obs, legal = state.observation(state.to_act), state.legal_actions()
+    return [
+        lambda: client.handshake(timeout=5),
+        lambda: client.handshake(timeout=5, seat_token="another try"),
+        lambda: client.health(timeout=5),
+        lambda: client.wait_ready(5),
+        lambda: client.start_match(info("m", 0, config)),
+        lambda: client.decide("m", obs, legal, time_left_ms=1000, time_bank_ms=0, timeout=5),
+    ]
+
+
+def test_the_server_presents_the_seat_token_of_its_environment(
+    endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """BotServer takes FLIPFLOP_SEAT_TOKEN, removes it from the environment, presents it."""
+    token = secrets.token_urlsafe(32)
+    monkeypatch.setenv(SEAT_TOKEN_ENV, token)
+    with BotServer(Bot(), endpoint), BotClient(endpoint) as client:
+        assert SEAT_TOKEN_ENV not in os.environ
+        client.wait_ready(5)
+        assert "bot" == client.handshake(timeout=5, seat_token=token).name
+        client.start_match(info("m", 0, MatchConfig(seats=3)))  # the client stays usable
+        with grpc.insecure_channel(endpoint) as channel:
+            answer = pb_grpc.BotStub(channel).Handshake(pb.HandshakeRequest(protocol_version="1.1"))
+    assert token == answer.seat_token
+
+
+def test_a_wrong_seat_token_is_refused_and_nothing_more_reaches_the_bot(endpoint: str) -> None:
+    """Issue 9, seat takeover: the arena dials a seat's endpoint and another bot answers.
+
+    Its handshake carries its own token, not the seat's: SeatTokenError. After that the
+    client sends nothing more to that endpoint (the bot counts every call it gets), and every
+    call raises the same error. Neither token appears in any error.
+    """
+    seat, victim = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+    with counted_bot(endpoint, victim) as counter, BotClient(endpoint, name="attacker") as client:
+        client.wait_ready(5)
+        with pytest.raises(SeatTokenError, match="presented a wrong seat token") as caught:
+            client.handshake(timeout=5, seat_token=seat)
+        reached = list(counter.methods)
+        errors: list[BaseException] = [caught.value]
+        for call in every_call(client):
+            with pytest.raises(SeatTokenError) as again:
+                call()
+            errors.append(again.value)
+        assert reached == counter.methods
+    assert ["/grpc.health.v1.Health/Check", "/flipflop.v1.Bot/Handshake"] == reached
+    assert {caught.value.reason} == {getattr(e, "reason", None) for e in errors}
+    assert "attacker" == caught.value.bot
+    assert client.identity is None
+    for error in errors:
+        text = f"{error} {error!r} {error.args} {error.__reduce__()}"
+        assert seat not in text and victim not in text
+
+
+def test_a_bot_without_a_seat_token_is_refused(
+    endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bot served without FLIPFLOP_SEAT_TOKEN presents none: SeatTokenError, when checked."""
+    monkeypatch.delenv(SEAT_TOKEN_ENV, raising=False)
+    with (
+        BotServer(Bot(), endpoint),
+        BotClient(endpoint) as client,
+        pytest.raises(SeatTokenError, match="presented no seat token") as caught,
+    ):
+        client.wait_ready(5)
+        client.handshake(timeout=5, seat_token="the seat's token")
+    assert "the seat's token" not in str(caught.value)
+    assert isinstance(caught.value, BotProtocolError)  # the runner's `start` fault
+
+
+def test_no_seat_token_is_checked_unless_one_is_given(endpoint: str) -> None:
+    """``seat_token=None`` (an endpoint the caller did not start): any token, or none, passes."""
+    with counted_bot(endpoint, "whatever"), BotClient(endpoint) as client:
+        client.wait_ready(5)
+        assert "bot" == client.handshake(timeout=5).name
+    with pytest.raises(ValueError, match="seat_token is empty"):
+        client.handshake(timeout=5, seat_token="")
+
+
+LEAKY = """\
+import os
+import subprocess
+import sys
+
+from flipflop import DRAW_STOCK, Bot, serve
+
+CHILD = "import os; print(os.environ.get('FLIPFLOP_SEAT_TOKEN', 'absent'))"
+
+
+class Leaky(Bot):
+    name = "leaky"
+
+    def start_turn(self, obs, legal):
+        child = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True)
+        mine = os.environ.get("FLIPFLOP_SEAT_TOKEN", "absent")
+        return DRAW_STOCK, f"{mine} {child.stdout.strip()} {dict(os.environ)}"
+
+
+serve(Leaky())
+"""
+
+
+def test_serve_hides_the_seat_token_from_the_bot(tmp_path: Path) -> None:
+    """``serve`` presents the token, but the bot's code, its notes and its children never see it.
+
+    A bot that dumps its environment into a debug note (which ends up in the replay) cannot
+    leak its seat token.
+    """
+    token = secrets.token_urlsafe(32)
+    script = tmp_path / "bot.py"
+    script.write_text(LEAKY)
+    sock = tmp_path / "s.sock"
+    env = {**os.environ, SEAT_TOKEN_ENV: token}
+    process = subprocess.Popen(
+        [sys.executable, str(script), "--listen", f"unix:{sock}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        assert f"serving leaky on unix:{sock}\n" == process.stdout.readline()
+        with BotClient(f"unix:{sock}") as client:
+            assert "leaky" == client.handshake(timeout=5, seat_token=token).name
+            decision = start_and_ask(client, Phase.START, timeout=30)
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=15)
+    finally:
+        process.kill()
+    assert decision.note.startswith("absent absent {"), decision.note
+    assert token not in decision.note
+    assert token not in err
 
 
 # ---------------------------------------------------------------------------------- health

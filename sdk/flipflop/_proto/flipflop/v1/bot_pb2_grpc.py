@@ -67,8 +67,10 @@ class BotServicer:
     """
 
     def Handshake(self, request, context):
-        """First call on a new connection: agree on the protocol and learn who the bot is. A bot whose
-        major protocol version differs answers FAILED_PRECONDITION with a message naming both.
+        """First call on a new connection: agree on the protocol, learn who the bot is and check that
+        the process answering is the one started for the seat (seat_token). A bot whose major
+        protocol version differs answers FAILED_PRECONDITION with a message naming both. The answer
+        is at most 8 KiB.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -83,7 +85,8 @@ class BotServicer:
 
     def Decide(self, request, context):
         """One decision. A turn costs at most two: one in PHASE_START (drop or draw) and one in
-        PHASE_PLAY (melds, lay-offs and the discard, as one ordered list of steps).
+        PHASE_PLAY (melds, lay-offs and the discard, as one ordered list of steps). The answer is at
+        most 16 KiB.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -1,13 +1,15 @@
 """Adversary: a gRPC server, written without the SDK's server, that answers with junk.
 
-The handshake and the notices get proper answers; each decision gets the next kind of bad
-answer from :data:`MODES` (then garbage again), and the adversary reports which it sent:
+The handshake and the notices get proper answers (the handshake presents the seat token the
+arena started it with, ``FLIPFLOP_SEAT_TOKEN``, so that the match starts and each misbehaviour
+below is judged for what it is); each decision gets the next kind of bad answer from
+:data:`MODES` (then garbage again), and the adversary reports which it sent:
 
 - ``garbage``: bytes that are not a DecideResponse at all;
 - ``card99``: a well-formed message discarding card 99 (there are 52);
 - ``kind99``: an action of a kind that does not exist;
-- ``huge_note``: a 5 MB debug note, over the 4 MiB message limit;
-- ``many_actions``: 100 000 actions in one answer;
+- ``huge_note``: a 5 MB debug note, far over the 16 KiB cap of a Decide answer;
+- ``many_actions``: 100 000 actions in one answer (about 400 KB: over the cap too);
 - ``illegal``: a well-formed action the rules do not allow now.
 """
 
@@ -22,10 +24,13 @@ from typing import Any
 
 import grpc
 
+from flipflop import PROTOCOL_VERSION
 from flipflop._proto.flipflop.v1 import bot_pb2 as pb
 from flipflop._proto.grpc.health.v1 import health_pb2
 
 MODES = ("garbage", "card99", "kind99", "huge_note", "many_actions", "illegal")
+# Read once and removed from the environment, as the SDK's server does.
+SEAT_TOKEN = os.environ.pop("FLIPFLOP_SEAT_TOKEN", "")
 _calls = 0
 _lock = threading.Lock()
 
@@ -69,9 +74,13 @@ def decide(request: bytes, context: grpc.ServicerContext) -> bytes:
 
 
 def handshake(request: bytes, context: grpc.ServicerContext) -> bytes:
-    """Handshake: a proper answer, so that the match starts."""
+    """Handshake: a proper answer with the seat token, so that the match starts."""
     return pb.HandshakeResponse(
-        protocol_version="1.0", name="garbler", version="1.0.0", runtime="raw grpc"
+        protocol_version=PROTOCOL_VERSION,
+        name="garbler",
+        version="1.0.0",
+        runtime="raw grpc",
+        seat_token=SEAT_TOKEN,
     ).SerializeToString()
 
 
