@@ -4,14 +4,25 @@ Per bot, over the matches it played (see docs/arena.md for the definitions):
 
 - **score**: placement points scaled to the table, ``(K - place) / (K - 1)``: 1 for first,
   0 for last, whatever the table size ``K``; its mean with a 95 % confidence interval
-  (normal approximation, ``mean +/- 1.96 * sd / sqrt(n)``);
-- **mean place** (1 is best) and **survival rate** (share of matches placed first);
+  (normal approximation, ``mean +/- 1.96 * sd / sqrt(n)``) clipped to the possible range
+  [0, 1]; with one match the interval is the whole range;
+- **mean place** (1 is best) and **first places** (matches placed first, and their share);
 - **mean final chips** and **chips per hand** (net chips over all its matches divided by the
   hands those matches lasted);
 - a **rating** from openskill's Plackett-Luce model fed every match's placements in match
   order, shown as ``mu`` with the 95 % interval ``mu +/- 1.96 sigma``;
-- **tied**: bots are ranked by mean score; a bot whose score interval overlaps the interval
-  of the first bot of the current tier joins that tier, and tiers share a rank.
+- **rank and tied bands**: rows are sorted by the key (higher score, then lower mean place,
+  then name), computed exactly (fractions), so equal results are never ordered by rounding
+  noise. Going down the table, a row whose score interval overlaps the interval of its
+  band's first row (the leader: ``high >= leader's low``) joins that band; otherwise it
+  leads a new one. A band's rank is its leader's position (1, 1, 3: competition ranking),
+  ``tied`` marks the rows of a band of two or more. So ranks never decrease down the table,
+  every band is a run of consecutive rows, and equal ranks are exactly the tied rows.
+
+Bots that **did not start** (``compute_standings(..., did_not_start={bot: reason})``) are
+listed after the ranked rows, by name, with ``rank`` None, status ``did not start`` and the
+reason; their numbers are None. A match one of them is seated in counts for nobody: it is
+left out of every score and rating.
 """
 
 from __future__ import annotations
@@ -19,15 +30,31 @@ from __future__ import annotations
 import csv
 import json
 import math
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, replace
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, fields, replace
+from enum import StrEnum
+from fractions import Fraction
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any
 
 from openskill.models import PlackettLuce
 
-__all__ = ["BotStanding", "MatchOutcome", "compute_standings", "write_standings"]
+from arena._text import clean
+
+__all__ = [
+    "BotStanding",
+    "MatchOutcome",
+    "StandingStatus",
+    "compute_standings",
+    "write_standings",
+]
 
 _Z95 = 1.959964
+_NOBODY: Mapping[str, str] = MappingProxyType({})
+# Characters that make a spreadsheet read a CSV cell as a formula (OWASP, "CSV injection").
+_FORMULA_START = ("=", "+", "-", "@")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,42 +78,112 @@ class MatchOutcome:
     hands: int
 
 
+class StandingStatus(StrEnum):
+    """Why a bot has the row it has."""
+
+    RANKED = "ranked"
+    """It played matches that count: every number is set and it has a rank."""
+    DID_NOT_START = "did not start"
+    """It never started: no rank, no numbers, a reason; its matches count for nobody."""
+
+
 @dataclass(frozen=True, slots=True)
 class BotStanding:
-    """One row of the standings table."""
+    """One row of the standings table (also one object of standings.json, one CSV line).
 
-    rank: int
+    Attributes:
+        rank: the rank of its band (1 is best); None for a bot that did not start.
+        tied: its band has two or more rows (printed ``2=``).
+        bot: the bot's name.
+        status: ranked, or did not start.
+        matches: matches it played that count.
+        score: mean of ``(K - place) / (K - 1)``, in [0, 1].
+        score_low: low end of the score's 95 % interval, in [0, 1].
+        score_high: high end of the score's 95 % interval, in [0, 1].
+        mean_place: mean place, 1 is best.
+        first_places: matches it placed first in (sharing first place counts).
+        first_rate: ``first_places / matches``.
+        mean_chips: mean final bankroll.
+        chips_per_hand: net chips over all its matches per hand those matches lasted.
+        rating: the openskill Plackett-Luce ``mu``.
+        rating_low: ``mu - 1.96 sigma``.
+        rating_high: ``mu + 1.96 sigma``.
+        reason: why it did not start; empty for a ranked bot.
+
+    The numbers that need a match (``score`` to ``rating_high``, ``first_places`` aside)
+    are None for a bot that did not start.
+    """
+
+    rank: int | None
     tied: bool
     bot: str
+    status: StandingStatus
     matches: int
-    score: float
-    score_low: float
-    score_high: float
-    mean_place: float
-    survival_rate: float
-    mean_chips: float
-    chips_per_hand: float
-    rating: float
-    rating_low: float
-    rating_high: float
+    score: float | None
+    score_low: float | None
+    score_high: float | None
+    mean_place: float | None
+    first_places: int
+    first_rate: float | None
+    mean_chips: float | None
+    chips_per_hand: float | None
+    rating: float | None
+    rating_low: float | None
+    rating_high: float | None
+    reason: str
 
 
-def _mean_ci(values: Sequence[float]) -> tuple[float, float, float]:
+def _mean_ci(values: Sequence[Fraction]) -> tuple[Fraction, float, float]:
+    """The exact mean of scores in [0, 1] and its 95 % interval, clipped to [0, 1]."""
     n = len(values)
-    mean = sum(values) / n
-    if n < 2:
-        return mean, -math.inf, math.inf
-    var = sum((v - mean) ** 2 for v in values) / (n - 1)
+    mean = sum(values, Fraction(0)) / n
+    if n < 2:  # no spread to estimate: the score could be anything
+        return mean, 0.0, 1.0
+    var = sum(((v - mean) ** 2 for v in values), Fraction(0)) / (n - 1)
     half = _Z95 * math.sqrt(var / n)
-    return mean, mean - half, mean + half
+    m = float(mean)
+    return mean, max(0.0, m - half), min(1.0, m + half)
 
 
-def compute_standings(outcomes: Sequence[MatchOutcome]) -> list[BotStanding]:
-    """The standings table, best first, from finished matches (any order: sorted here)."""
-    ordered = sorted(outcomes, key=lambda o: o.match_id)
+def _not_started(bot: str, reason: str) -> BotStanding:
+    return BotStanding(
+        rank=None,
+        tied=False,
+        bot=bot,
+        status=StandingStatus.DID_NOT_START,
+        matches=0,
+        score=None,
+        score_low=None,
+        score_high=None,
+        mean_place=None,
+        first_places=0,
+        first_rate=None,
+        mean_chips=None,
+        chips_per_hand=None,
+        rating=None,
+        rating_low=None,
+        rating_high=None,
+        reason=reason,
+    )
+
+
+def compute_standings(
+    outcomes: Sequence[MatchOutcome], did_not_start: Mapping[str, str] = _NOBODY
+) -> list[BotStanding]:
+    """The standings table, best first, from finished matches (any order: sorted here).
+
+    Args:
+        outcomes: the matches that count.
+        did_not_start: bots that never started, each with the reason. They are listed
+            last, by name, never ranked; a match that seats one of them is left out.
+    """
+    ordered = sorted(
+        (o for o in outcomes if not did_not_start.keys() & set(o.bots)),
+        key=lambda o: o.match_id,
+    )
     model = PlackettLuce()
     ratings = {}
-    scores: dict[str, list[float]] = {}
+    scores: dict[str, list[Fraction]] = {}
     places: dict[str, list[int]] = {}
     chips: dict[str, list[int]] = {}
     net: dict[str, int] = {}
@@ -97,7 +194,7 @@ def compute_standings(outcomes: Sequence[MatchOutcome]) -> list[BotStanding]:
             if bot not in ratings:
                 ratings[bot] = model.rating(name=bot)
             place = o.placements[seat]
-            scores.setdefault(bot, []).append((k - place) / (k - 1))
+            scores.setdefault(bot, []).append(Fraction(k - place, k - 1))
             places.setdefault(bot, []).append(place)
             chips.setdefault(bot, []).append(o.bankrolls[seat])
             net[bot] = net.get(bot, 0) + o.bankrolls[seat] - o.start_bankroll
@@ -106,51 +203,91 @@ def compute_standings(outcomes: Sequence[MatchOutcome]) -> list[BotStanding]:
         rated = model.rate(teams, ranks=[float(p) for p in o.placements])
         for b, team in zip(o.bots, rated, strict=True):
             ratings[b] = team[0]
-    rows = []
+    keyed: list[tuple[tuple[Fraction, Fraction, str], tuple[float, float], BotStanding]] = []
     for bot in scores:
+        n = len(scores[bot])
         mean, low, high = _mean_ci(scores[bot])
+        mean_place = Fraction(sum(places[bot]), n)
+        firsts = sum(p == 1 for p in places[bot])
         r = ratings[bot]
-        rows.append(
-            BotStanding(
-                rank=0,
-                tied=False,
-                bot=bot,
-                matches=len(scores[bot]),
-                score=mean,
-                score_low=low,
-                score_high=high,
-                mean_place=sum(places[bot]) / len(places[bot]),
-                survival_rate=sum(p == 1 for p in places[bot]) / len(places[bot]),
-                mean_chips=sum(chips[bot]) / len(chips[bot]),
-                chips_per_hand=net[bot] / hands[bot] if hands[bot] else 0.0,
-                rating=r.mu,
-                rating_low=r.mu - _Z95 * r.sigma,
-                rating_high=r.mu + _Z95 * r.sigma,
-            )
+        row = BotStanding(
+            rank=None,
+            tied=False,
+            bot=bot,
+            status=StandingStatus.RANKED,
+            matches=n,
+            score=float(mean),
+            score_low=low,
+            score_high=high,
+            mean_place=float(mean_place),
+            first_places=firsts,
+            first_rate=firsts / n,
+            mean_chips=sum(chips[bot]) / n,
+            chips_per_hand=net[bot] / hands[bot] if hands[bot] else 0.0,
+            rating=r.mu,
+            rating_low=r.mu - _Z95 * r.sigma,
+            rating_high=r.mu + _Z95 * r.sigma,
+            reason="",
         )
-    rows.sort(key=lambda r: (-r.score, r.mean_place, r.bot))
-    out: list[BotStanding] = []
-    tier_rank, tier_low = 0, math.inf
-    for i, row in enumerate(rows):
-        if i == 0 or row.score_high < tier_low:  # no overlap with the tier's leader: new tier
-            tier_rank, tier_low = i + 1, row.score_low
-        out.append(replace(row, rank=tier_rank))
-    sizes = {r.rank: sum(x.rank == r.rank for x in out) for r in out}
-    return [replace(r, tied=sizes[r.rank] > 1) for r in out]
+        keyed.append(((-mean, mean_place, bot), (low, high), row))
+    keyed.sort(key=lambda k: k[0])
+    ranks = _band_ranks([interval for _, interval, _ in keyed])
+    sizes = Counter(ranks)
+    rows = [
+        replace(row, rank=rank, tied=sizes[rank] > 1)
+        for (_, _, row), rank in zip(keyed, ranks, strict=True)
+    ]
+    rows.extend(_not_started(bot, did_not_start[bot]) for bot in sorted(did_not_start))
+    return rows
+
+
+def _band_ranks(intervals: Sequence[tuple[float, float]]) -> list[int]:
+    """The rank of each row, given the (low, high) score intervals in sort-key order.
+
+    A row whose interval reaches the band leader's (``high >= leader's low``) joins the
+    band; otherwise it leads a new band, ranked by its position (see the module docstring).
+    """
+    ranks: list[int] = []
+    leader_low = 0.0
+    for i, (low, high) in enumerate(intervals):
+        if i == 0 or high < leader_low:
+            ranks.append(i + 1)
+            leader_low = low
+        else:
+            ranks.append(ranks[-1])
+    return ranks
+
+
+def _csv_cell(value: Any) -> Any:
+    """A CSV cell: text cleaned and kept from reading as a formula; None as an empty cell."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        text = clean(value)
+        return "'" + text if text.lstrip().startswith(_FORMULA_START) else text
+    return value
 
 
 def write_standings(rows: Sequence[BotStanding], out_dir: Path) -> tuple[Path, Path]:
-    """Write ``standings.json`` and ``standings.csv`` into ``out_dir``; return their paths."""
+    """Write ``standings.json`` and ``standings.csv`` into ``out_dir``; return their paths.
+
+    The JSON keeps names and reasons exactly (JSON escapes every control character, and the
+    file is ASCII); None is ``null``. In the CSV, text is cleaned (``arena._text.clean``),
+    a cell that would start with ``= + - @`` gets a ``'`` prefix so no spreadsheet runs it
+    as a formula, and None is an empty cell.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     js, cs = out_dir / "standings.json", out_dir / "standings.csv"
     data = [asdict(r) for r in rows]
     for d in data:
         for k, v in d.items():
-            if isinstance(v, float) and not math.isfinite(v):
+            if isinstance(v, StandingStatus):
+                d[k] = v.value
+            elif isinstance(v, float) and not math.isfinite(v):
                 d[k] = None
     js.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     with open(cs, "w", newline="", encoding="utf-8") as f:
-        w = csv.DictWriter(f, fieldnames=list(data[0]) if data else ["bot"])
+        w = csv.DictWriter(f, fieldnames=[fl.name for fl in fields(BotStanding)])
         w.writeheader()
-        w.writerows(data)
+        w.writerows({k: _csv_cell(v) for k, v in d.items()} for d in data)
     return js, cs

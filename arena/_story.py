@@ -1,6 +1,8 @@
 """Tell a match's story from its replay, hand by hand, cards written as people write them.
 
 A replay viewer is the referee: it shows every hand, including cards no player could see.
+Everything a bot chose (its name, its notes) and every fault text is cleaned
+(``arena._text.clean``) before it is told, so a replay cannot act on the reader's terminal.
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from arena._text import clean
 from flipflop import (
     DECK,
     ActionKind,
@@ -22,6 +25,9 @@ from flipflop import (
 )
 
 __all__ = ["tell"]
+
+_NAME_LIMIT = 40
+_NOTE_LIMIT = 500
 
 
 def _cards(cs: Any) -> str:
@@ -90,16 +96,18 @@ def _describe(st: MatchState, seat: int, rec: dict[str, Any], names: list[str]) 
         text = f"{who} discards {_cards(action.cards)}"
     extra = []
     if rec.get("note"):
-        extra.append(f"note: {rec['note']}")
+        extra.append(f"note: {clean(str(rec['note']), _NOTE_LIMIT)}")
     if rec.get("fault"):
-        extra.append(f"FAULT {rec['fault']}")
+        extra.append(f"FAULT {clean(str(rec['fault']), _NOTE_LIMIT)}")
     return text + (f"   [{'; '.join(extra)}]" if extra else "")
 
 
 def tell(rep: Replay, hand: int | None = None) -> Iterator[str]:
     """Lines telling the match (or just hand ``hand``)."""
     st = rep.new_state()
-    names = list(rep.players) or [f"seat {i}" for i in range(rep.config.seats)]
+    names = [clean(str(p), _NAME_LIMIT) for p in rep.players] or [
+        f"seat {i}" for i in range(rep.config.seats)
+    ]
     cfg = rep.config
 
     def wanted(h: int) -> bool:
@@ -108,7 +116,9 @@ def tell(rep: Replay, hand: int | None = None) -> Iterator[str]:
     if hand is None:
         yield (
             f"{cfg.seats} players: {', '.join(names)}; stake {cfg.stake}, "
-            f"bankroll {cfg.bankroll}, seed {rep.seed}"
+            f"bankroll {cfg.bankroll}"
+            # The arena writes no seed (it is secret): each hand's deck is in the replay.
+            + (f", seed {clean(str(rep.seed))}" if rep.seed is not None else "")
         )
     actions = rep.actions
     i = told = 0

@@ -13,6 +13,7 @@ import click
 
 from arena import __version__
 from arena.cli._check import check
+from arena.cli._logs import logs
 from arena.cli._new_bot import new_bot
 from arena.cli._replay import replay
 from arena.cli._run import run
@@ -59,5 +60,6 @@ def _sdk_version() -> str:
 
 main.add_command(run)
 main.add_command(replay)
+main.add_command(logs)
 main.add_command(new_bot)
 main.add_command(check)

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from arena._story import tell
+from arena._text import clean
 from flipflop import FlipFlopError, read_replay
 from flipflop import replay as rerun
 
@@ -21,7 +22,8 @@ def replay(file: Path, hand: int | None) -> None:
 
     Every hand is shown as dealt (the replay is the referee's view), then each action, the
     settlement and the bankrolls. The replay is re-run through the engine first, so a file
-    that does not reproduce is reported.
+    that does not reproduce is reported. What the bots wrote (names, notes) is printed with
+    its control characters shown as visible escapes, never sent to the terminal.
 
     \b
     Example:
@@ -31,9 +33,9 @@ def replay(file: Path, hand: int | None) -> None:
         rep = read_replay(file)
         rerun(rep)  # proves the file reproduces before telling it
     except FlipFlopError as e:
-        raise click.ClickException(f"{file}: {e}") from e
+        raise click.ClickException(clean(f"{file}: {e}")) from e
     except OSError as e:
-        raise click.ClickException(f"{file}: {e.strerror}") from e
+        raise click.ClickException(clean(f"{file}: {e.strerror}")) from e
     lines = list(tell(rep, hand))
     if hand is not None and not lines:
         raise click.BadParameter(f"the match has no hand {hand}", param_hint="--hand")

@@ -2,11 +2,46 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import math
+from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich.console import Console
 
-from arena._standings import MatchOutcome, compute_standings, write_standings
+from arena._standings import (
+    BotStanding,
+    MatchOutcome,
+    StandingStatus,
+    compute_standings,
+    write_standings,
+)
+from arena.cli._table import STANDINGS_LEGEND, standings_table
+
+FIELDS = [
+    "rank",
+    "tied",
+    "bot",
+    "status",
+    "matches",
+    "score",
+    "score_low",
+    "score_high",
+    "mean_place",
+    "first_places",
+    "first_rate",
+    "mean_chips",
+    "chips_per_hand",
+    "rating",
+    "rating_low",
+    "rating_high",
+    "reason",
+]
+"""The documented columns of standings.json and standings.csv, in order (docs/arena.md)."""
 
 
 def _m(
@@ -15,8 +50,8 @@ def _m(
     return MatchOutcome(f"m{i:05d}", tuple(bots.split()), places, chips, 100, hands)
 
 
-def test_score_place_survival_and_chips_per_hand_by_hand() -> None:
-    """Two 3-seat matches: score (K-place)/(K-1), mean place, win share, chips per hand."""
+def test_score_place_first_places_and_chips_per_hand_by_hand() -> None:
+    """Two 3-seat matches: score (K-place)/(K-1), mean place, firsts, chips per hand."""
     rows = compute_standings(
         [
             _m(0, "a b c", (1, 2, 3), (300, 0, 0), hands=10),
@@ -29,8 +64,10 @@ def test_score_place_survival_and_chips_per_hand_by_hand() -> None:
     assert 0.0 == by["c"].score
     assert 1.5 == by["a"].mean_place
     assert 3.0 == by["c"].mean_place
-    assert 0.5 == by["a"].survival_rate
-    assert 0.0 == by["c"].survival_rate
+    assert 1 == by["a"].first_places
+    assert 0.5 == by["a"].first_rate
+    assert 0 == by["c"].first_places
+    assert 0.0 == by["c"].first_rate
     assert 150.0 == by["a"].mean_chips
     # a: (300-100) + (0-100) = +100 chips over 10 + 20 hands
     assert pytest.approx(100 / 30) == by["a"].chips_per_hand
@@ -38,8 +75,8 @@ def test_score_place_survival_and_chips_per_hand_by_hand() -> None:
     assert pytest.approx(-190 / 30) == by["c"].chips_per_hand
 
 
-def test_confidence_interval_is_normal_approximation() -> None:
-    """score_low/high = mean ± 1.96·sd/√n with the sample sd (n-1)."""
+def test_confidence_interval_is_normal_approximation_within_0_and_1() -> None:
+    """score_low/high = mean ± 1.96·sd/√n with the sample sd (n-1), clipped to [0, 1]."""
     outcomes = [
         _m(0, "a b c", (1, 2, 3), (300, 0, 0)),
         _m(1, "a b c", (3, 1, 2), (0, 300, 0)),
@@ -50,13 +87,15 @@ def test_confidence_interval_is_normal_approximation() -> None:
     mean = sum(scores) / 3
     sd = math.sqrt(sum((s - mean) ** 2 for s in scores) / 2)
     assert pytest.approx(mean - 1.959964 * sd / math.sqrt(3)) == a.score_low
-    assert pytest.approx(mean + 1.959964 * sd / math.sqrt(3)) == a.score_high
+    assert mean + 1.959964 * sd / math.sqrt(3) > 1  # the normal interval leaves the range
+    assert 1.0 == a.score_high
 
 
 def test_one_match_has_no_interval_and_everyone_ties() -> None:
-    """With one match per bot no interval exists; nobody is separated from anybody."""
+    """With one match per bot the interval is the whole range: nobody is separated."""
     rows = compute_standings([_m(0, "a b c", (1, 2, 3), (300, 0, 0))])
     assert [1, 1, 1] == [r.rank for r in rows]
+    assert [(0.0, 1.0)] * 3 == [(r.score_low, r.score_high) for r in rows]  # the whole range
     assert all(r.tied for r in rows)
     assert ["a", "b", "c"] == [r.bot for r in rows]
 
@@ -85,8 +124,12 @@ def test_rating_orders_by_results_and_is_independent_of_input_order() -> None:
     rev = compute_standings(list(reversed(outcomes)))
     assert rows == rev
     by = {r.bot: r for r in rows}
-    assert by["a"].rating > by["b"].rating > by["c"].rating
-    assert by["a"].rating_low < by["a"].rating < by["a"].rating_high
+    a, b, c = (by[x].rating for x in "abc")
+    assert a is not None and b is not None and c is not None
+    assert a > b > c
+    low, high = by["a"].rating_low, by["a"].rating_high
+    assert low is not None and high is not None
+    assert low < a < high
 
 
 def test_written_files_hold_the_table(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -98,6 +141,267 @@ def test_written_files_hold_the_table(tmp_path) -> None:  # type: ignore[no-unty
     js, cs = write_standings(rows, tmp_path)
     data = json.loads(js.read_text())
     assert ["a", "b", "c"] == [d["bot"] for d in data]
-    assert data[0]["score_low"] is None  # no interval from one match: null, not -inf
+    assert 0.0 == data[0]["score_low"]  # one match: the interval is the whole range
     with open(cs) as f:
         assert 3 == len(list(csv.DictReader(f)))
+
+
+# ------------------------------------------------------------------ intervals stay in [0, 1]
+
+
+@pytest.mark.parametrize(
+    ("places", "interval"),
+    [((1, 1, 1, 1), (1.0, 1.0)), ((3, 3, 3, 3), (0.0, 0.0))],
+    ids=["always-first", "always-last"],
+)
+def test_interval_of_a_constant_score_is_that_score(
+    places: tuple[int, ...], interval: tuple[float, float]
+) -> None:
+    """Always first (or last): no spread, the interval is the score itself, inside [0, 1]."""
+    others = {1: (2, 3), 3: (1, 2)}[places[0]]
+    outcomes = [_m(i, "x y z", (p, *others), (100, 100, 100)) for i, p in enumerate(places)]
+    x = {r.bot: r for r in compute_standings(outcomes)}["x"]
+
+    assert interval == (x.score_low, x.score_high)
+
+
+def test_interval_is_clipped_at_0() -> None:
+    """A mostly-last bot's normal interval would go below 0: it stops at 0."""
+    outcomes = [_m(i, "x y z", (3, 1, 2) if i else (1, 2, 3), (0, 0, 0)) for i in range(3)]
+    x = {r.bot: r for r in compute_standings(outcomes)}["x"]
+
+    assert 0.0 == x.score_low
+    assert x.score_high is not None and 0.0 < x.score_high < 1.0
+
+
+# ------------------------------------------------------------------ bots that did not start
+
+
+def _with_a_bot_that_did_not_start() -> list[BotStanding]:
+    outcomes = [_m(i, "a b c", (1, 2, 3), (300, 0, 0)) for i in range(4)]
+    outcomes.append(_m(9, "a b z", (3, 2, 1), (0, 0, 300)))  # z never started: void
+    return compute_standings(outcomes, did_not_start={"z": "exited with code 1: SyntaxError"})
+
+
+def test_a_bot_that_did_not_start_is_listed_last_and_never_ranked() -> None:
+    """It comes after the ranked rows: rank None, its status and reason, no numbers."""
+    z = _with_a_bot_that_did_not_start()[-1]
+
+    assert ("z", None, False) == (z.bot, z.rank, z.tied)
+    assert StandingStatus.DID_NOT_START == z.status
+    assert "exited with code 1: SyntaxError" == z.reason
+    assert (0, 0) == (z.matches, z.first_places)
+    assert [None] * 10 == [
+        z.score,
+        z.score_low,
+        z.score_high,
+        z.mean_place,
+        z.first_rate,
+        z.mean_chips,
+        z.chips_per_hand,
+        z.rating,
+        z.rating_low,
+        z.rating_high,
+    ]
+
+
+def test_a_match_seating_a_bot_that_did_not_start_counts_for_nobody() -> None:
+    """The ranked rows are those of the standings without its match: no score, no rating."""
+    outcomes = [_m(i, "a b c", (1, 2, 3), (300, 0, 0)) for i in range(4)]
+
+    ranked = _with_a_bot_that_did_not_start()[:-1]
+
+    assert compute_standings(outcomes) == ranked
+    assert {StandingStatus.RANKED} == {r.status for r in ranked}
+    assert {""} == {r.reason for r in ranked}
+
+
+def test_bots_that_did_not_start_are_listed_by_name() -> None:
+    """Several bots that did not start follow the ranked rows in name order."""
+    rows = compute_standings(
+        [_m(0, "a b c", (1, 2, 3), (300, 0, 0))], did_not_start={"zz": "r1", "mm": "r2"}
+    )
+
+    assert ["a", "b", "c", "mm", "zz"] == [r.bot for r in rows]
+
+
+def test_written_files_hold_a_bot_that_did_not_start(tmp_path: Path) -> None:
+    """standings.json has null for its rank and numbers; the CSV has empty cells."""
+    js, cs = write_standings(_with_a_bot_that_did_not_start(), tmp_path)
+    z = json.loads(js.read_text(encoding="utf-8"))[-1]
+    with open(cs, encoding="utf-8", newline="") as f:
+        z_csv = list(csv.DictReader(f))[-1]
+
+    assert (None, "did not start", None) == (z["rank"], z["status"], z["score"])
+    assert "exited with code 1: SyntaxError" == z["reason"]
+    assert ("", "did not start", "", "0") == (
+        z_csv["rank"],
+        z_csv["status"],
+        z_csv["score"],
+        z_csv["matches"],
+    )
+
+
+# ------------------------------------------------------------------ the written files
+
+
+def test_written_files_have_the_documented_columns_in_order(tmp_path: Path) -> None:
+    """Every JSON object and the CSV header have exactly the documented fields, in order."""
+    js, cs = write_standings(_with_a_bot_that_did_not_start(), tmp_path)
+    data = json.loads(js.read_text(encoding="utf-8"))
+
+    assert [FIELDS] * 4 == [list(d) for d in data]
+    assert ",".join(FIELDS) == cs.read_text(encoding="utf-8").splitlines()[0]
+
+
+def test_an_empty_table_still_has_the_csv_header(tmp_path: Path) -> None:
+    """No rows: standings.json is an empty list, standings.csv only its header."""
+    js, cs = write_standings([], tmp_path)
+
+    assert [] == json.loads(js.read_text(encoding="utf-8"))
+    assert [",".join(FIELDS)] == cs.read_text(encoding="utf-8").splitlines()
+
+
+@pytest.mark.parametrize(
+    "name", ["=cmd|' /C calc'!A0", "+1+1", "-2+3", "@SUM(A1)", " =1+1"], ids=str
+)
+def test_csv_cells_never_start_a_formula(name: str, tmp_path: Path) -> None:
+    """A bot name a spreadsheet would run as a formula gets a ``'`` prefix in the CSV only."""
+    outcome = MatchOutcome("m0", (name, "b", "c"), (1, 2, 3), (300, 0, 0), 100, 10)
+    js, cs = write_standings(compute_standings([outcome]), tmp_path)
+    with open(cs, encoding="utf-8", newline="") as f:
+        bots = [row["bot"] for row in csv.DictReader(f)]
+
+    assert "'" + name in bots
+    assert name in [d["bot"] for d in json.loads(js.read_text(encoding="utf-8"))]
+
+
+def test_negative_numbers_in_the_csv_are_left_alone(tmp_path: Path) -> None:
+    """The formula guard is for text: a negative chips/hand stays a number."""
+    rows = compute_standings([_m(0, "a b c", (1, 2, 3), (300, 0, 0))])
+    _, cs = write_standings(rows, tmp_path)
+    with open(cs, encoding="utf-8", newline="") as f:
+        c = next(row for row in csv.DictReader(f) if row["bot"] == "c")
+
+    assert -10.0 == float(c["chips_per_hand"])
+
+
+def test_csv_text_is_cleaned_and_json_kept_exact(tmp_path: Path) -> None:
+    """Control characters in names and reasons are escaped in the CSV, exact in the JSON."""
+    evil = "ev\x1b[2Jil"
+    rows = compute_standings(
+        [MatchOutcome("m0", (evil, "b", "c"), (1, 2, 3), (300, 0, 0), 100, 10)],
+        did_not_start={"z": "boom\n\x1b]52;c;AAAA\x07"},
+    )
+    js, cs = write_standings(rows, tmp_path)
+    with open(cs, encoding="utf-8", newline="") as f:
+        by_bot = {row["bot"]: row for row in csv.DictReader(f)}
+    data = json.loads(js.read_text(encoding="utf-8"))
+
+    assert "ev\\x1b[2Jil" in by_bot
+    assert "boom\\n\\x1b]52;c;AAAA\\x07" == by_bot["z"]["reason"]
+    assert "\x1b" not in cs.read_text(encoding="utf-8")
+    assert evil in [d["bot"] for d in data]
+    assert js.read_text(encoding="utf-8").isascii()
+
+
+# ------------------------------------------------------------------ the printed table
+
+
+def _render(rows: list[BotStanding]) -> str:
+    out = io.StringIO()
+    Console(file=out, width=250, color_system=None).print(standings_table(rows, "Standings"))
+    return out.getvalue()
+
+
+def test_table_shows_a_bot_that_did_not_start_with_its_reason() -> None:
+    """Its row has no rank and no numbers, and a status column gives the reason."""
+    text = _render(_with_a_bot_that_did_not_start())
+    z = next(line for line in text.splitlines() if "│ z " in line)
+    cells = [c.strip() for c in z.split("│")[1:-1]]
+
+    assert ["-", "z", "0", "-", "-", "-", "-", "-", "-", "-"] == cells[:10]
+    assert "did not start: exited with code 1: SyntaxError" == cells[10]
+
+
+def test_table_has_no_status_column_when_every_bot_is_ranked() -> None:
+    """Without a bot that did not start, the table keeps its ranked columns only."""
+    text = _render(compute_standings([_m(0, "a b c", (1, 2, 3), (300, 0, 0))]))
+
+    assert "status" not in text
+    assert "1st" in text
+
+
+def test_table_prints_names_cleaned_and_not_as_markup() -> None:
+    """A name with rich markup and an escape sequence is shown literally, without ESC."""
+    name = "[bold red]x[/]\x1b[2J"
+    rows = compute_standings([MatchOutcome("m0", (name, "b", "c"), (1, 2, 3), (3, 0, 0), 1, 1)])
+
+    text = _render(rows)
+
+    assert "\x1b" not in text
+    assert "[bold red]x[/]\\x1b[2J" in text
+
+
+def test_legend_defines_every_column_and_the_tie_mark() -> None:
+    """Each column header but the bot's name starts a legend line; ``=`` is explained."""
+    table = standings_table(_with_a_bot_that_did_not_start(), "Standings")
+    headers = [str(c.header).split(" (")[0] for c in table.columns if c.header != "bot"]
+    starts = [line.split("  ")[0] for line in STANDINGS_LEGEND.splitlines()]
+
+    assert [] == [h for h in headers if h not in starts]
+    assert "2=" in STANDINGS_LEGEND
+
+
+# ------------------------------------------------------------------ rank, bands, sort key
+
+NAMES = ("a", "b", "c", "d", "e", "f")
+
+
+@st.composite
+def ladders(draw: st.DrawFn) -> list[MatchOutcome]:
+    """Matches at tables of 3-5 of six bots, shared places allowed (R-END)."""
+    out = []
+    for i in range(draw(st.integers(1, 30))):
+        k = draw(st.integers(3, 5))
+        bots = tuple(draw(st.permutations(NAMES))[:k])
+        levels = draw(st.lists(st.integers(0, 3), min_size=k, max_size=k))
+        places = tuple(1 + sum(other > mine for other in levels) for mine in levels)
+        chips = tuple(draw(st.lists(st.integers(0, 400), min_size=k, max_size=k)))
+        out.append(MatchOutcome(f"m{i:05d}", bots, places, chips, 100, draw(st.integers(0, 9))))
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(outcomes=ladders(), absent=st.sets(st.sampled_from(("f", "x", "y"))))
+def test_ranks_bands_and_sort_key_agree(outcomes: list[MatchOutcome], absent: set[str]) -> None:
+    """Down the table: the sort key never decreases, nor the rank; bands are as defined.
+
+    A row leads a band (rank = its position) when its interval stays below the previous
+    band leader's; otherwise it shares the rank of the row above, and its interval reaches
+    its leader's. ``tied`` is exactly "another row has my rank". Bots that did not start
+    come last, unranked. Every interval lies in [0, 1] around the score.
+    """
+    rows = compute_standings(outcomes, did_not_start={b: "no" for b in absent})
+    ranked = [r for r in rows if r.status is StandingStatus.RANKED]
+    unranked = rows[len(ranked) :]
+
+    assert sorted(absent) == [r.bot for r in unranked]
+    assert all(r.rank is None and r.status is StandingStatus.DID_NOT_START for r in unranked)
+    keys = [(-(r.score or 0.0), r.mean_place or 0.0, r.bot) for r in ranked]
+    assert sorted(keys) == keys
+    ranks = [r.rank for r in ranked]
+    assert all(isinstance(rank, int) for rank in ranks)
+    assert sorted(ranks, key=lambda x: x or 0) == ranks
+    for i, r in enumerate(ranked):
+        assert r.score is not None and r.score_low is not None and r.score_high is not None
+        assert 0.0 <= r.score_low <= r.score <= r.score_high <= 1.0
+        assert r.tied == (ranks.count(r.rank) > 1)
+        leader = ranked[(r.rank or 0) - 1]
+        assert leader.rank == r.rank
+        if r.rank == i + 1:
+            prev_leader = ranked[(ranked[i - 1].rank or 0) - 1] if i else None
+            assert prev_leader is None or r.score_high < (prev_leader.score_low or 0.0)
+        else:
+            assert ranked[i - 1].rank == r.rank
+            assert r.score_high >= (leader.score_low or 0.0)
