@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import stat
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -10,9 +12,20 @@ from enum import Enum
 from pathlib import Path
 from typing import IO, Protocol
 
+from arena._errors import SandboxError
 from flipflop import BotManifest
 
-__all__ = ["RunningBot", "Sandbox", "SandboxKind", "SandboxLimits", "StderrCapture"]
+__all__ = [
+    "RunningBot",
+    "Sandbox",
+    "SandboxKind",
+    "SandboxLimits",
+    "StderrCapture",
+    "log_tail",
+    "open_socket",
+    "process_gone",
+    "process_start",
+]
 
 
 class SandboxKind(Enum):
@@ -37,7 +50,9 @@ class SandboxLimits:
         cpus: CPU share (docker ``--cpus``); see docs/sandbox.md on fairness.
         cpu_seconds: total CPU time for one bot instance (one match).
         log_bytes: stdout+stderr kept per bot instance; the rest is counted and dropped.
-        start_timeout_s: how long a bot may take to answer its first health check.
+        start_timeout_s: how long a bot may take, from the moment its process or container
+            actually runs, until it serves its health check (a generous budget: a loaded
+            machine slows every start).
     """
 
     memory_mb: int = 512
@@ -55,12 +70,36 @@ class RunningBot(Protocol):
     """A started bot instance."""
 
     endpoint: str
-    """The gRPC target to dial (``unix:/path``)."""
+    """Where the bot listens (``unix:/path``), for messages: dial :meth:`target` instead."""
     log_path: Path
     """Where its stdout/stderr are kept (capped)."""
+    seat_token: str
+    """The secret it was started with (``FLIPFLOP_SEAT_TOKEN``) and must present in its
+    handshake: proof that the process answering is the one started for this seat."""
+    started_at: float
+    """``time.monotonic()`` when its process or container actually began to run: the start
+    budget counts from here, not from when the arena asked for it (an image build or a busy
+    Docker engine is not the bot's fault)."""
 
     def alive(self) -> bool:
         """True while the bot's process or container runs."""
+        ...
+
+    def target(self) -> str | None:
+        """A gRPC target for the bot's checked socket; None while the socket does not exist.
+
+        The socket is opened without following links and checked (a socket, made by the bot's
+        user, in a directory no other bot can write) before the arena dials it, and the target
+        names that very inode (``unix:/proc/self/fd/N``), so swapping the path afterwards
+        changes nothing.
+
+        Raises:
+            SandboxError: something is at the socket's path that fails the checks.
+        """
+        ...
+
+    def exit_status(self) -> str | None:
+        """How the bot ended (``exit code 1``, ``killed by signal 9``…); None while it runs."""
         ...
 
     def dropped_log_bytes(self) -> int:
@@ -144,3 +183,90 @@ class StderrCapture:
             if callable(close):
                 with contextlib.suppress(Exception):
                     close()
+
+
+def open_socket(path: Path, owners: frozenset[int], dir_owners: frozenset[int]) -> int | None:
+    """Open a bot's unix socket for dialing, after checking it is the bot's own; None if absent.
+
+    Returns an ``O_PATH`` descriptor of the socket inode (dial ``unix:/proc/self/fd/N``: the
+    kernel resolves that link to the inode itself, so a symlink or a file swapped in after the
+    check is never followed). The caller closes it once it will dial no more.
+
+    Args:
+        path: the socket's path.
+        owners: user ids that may own the socket (the bot's user).
+        dir_owners: user ids that may own its directory (the bot's or the arena's, never a
+            neighbour's: another bot could swap what is in a directory it owns).
+
+    Raises:
+        SandboxError: the path is a link or not a socket, or an owner is not one expected.
+    """
+    try:
+        dir_fd = os.open(path.parent, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except OSError as e:
+        raise SandboxError(f"cannot open the socket directory {path.parent}: {e}") from e
+    try:
+        d = os.fstat(dir_fd)
+        if d.st_uid not in dir_owners:
+            raise SandboxError(f"{path.parent} is owned by user {d.st_uid}, not the bot's")
+        try:
+            fd = os.open(path.name, os.O_PATH | os.O_NOFOLLOW, dir_fd=dir_fd)
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            raise SandboxError(f"cannot open {path}: {e}") from e
+    finally:
+        os.close(dir_fd)
+    st = os.fstat(fd)
+    problem = ""
+    if stat.S_ISLNK(st.st_mode):
+        problem = "is a symbolic link (the arena follows none)"
+    elif not stat.S_ISSOCK(st.st_mode):
+        problem = f"is not a socket ({stat.filemode(st.st_mode)})"
+    elif st.st_uid not in owners:
+        problem = f"is owned by user {st.st_uid}, not the bot's user"
+    if problem:
+        os.close(fd)
+        raise SandboxError(f"{path} {problem}")
+    return fd
+
+
+def log_tail(path: Path, lines: int = 5, limit: int = 600) -> str:
+    """The last ``lines`` lines of a bot's log, joined with `` | `` and cut to ``limit``."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 8192))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    kept = [x.strip() for x in text.splitlines() if x.strip()][-lines:]
+    out = " | ".join(kept)
+    return out if len(out) <= limit else "…" + out[-limit:]
+
+
+def process_start(pid: int) -> str:
+    """When process ``pid`` started (clock ticks since boot), to tell a reused pid apart.
+
+    "" when it cannot be read (no such process, no /proc).
+    """
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            # The command name may hold spaces and parentheses: split after the last ')'.
+            return fh.read().rpartition(")")[2].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def process_gone(pid: int, start: str) -> bool:
+    """True if the process ``pid`` that started at ``start`` (:func:`process_start`) is gone.
+
+    An unknown start ("" or "0") means only a pid that no process has is gone.
+    """
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass  # it exists; owned by someone else
+    return start not in ("", "0") and process_start(pid) not in ("", start)

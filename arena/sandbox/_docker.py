@@ -30,6 +30,7 @@ import contextlib
 import itertools
 import os
 import re
+import secrets
 import shutil
 import socket
 import subprocess
@@ -46,7 +47,14 @@ import docker.errors  # type: ignore[import-untyped,unused-ignore]
 from docker.types import LogConfig, Ulimit  # type: ignore[import-untyped,unused-ignore]
 
 from arena._errors import SandboxError, SandboxUnavailable
-from arena.sandbox._base import SandboxKind, SandboxLimits, StderrCapture
+from arena.sandbox._base import (
+    SandboxKind,
+    SandboxLimits,
+    StderrCapture,
+    open_socket,
+    process_gone,
+    process_start,
+)
 from arena.sandbox._images import Log, ensure_base_image, ensure_bot_image, stderr_log
 from flipflop import BotManifest
 
@@ -62,6 +70,8 @@ _SOCK_DIR_ENTRIES = 4
 """Entries a bot may make in its socket directory before its socket exists (a few, in case
 its server makes a lock or temporary file)."""
 _SOCK_DIR_BYTES = 64 * 1024
+_BOT_UID = frozenset({65534})
+"""The user every container runs as: the only one that may own a bot's socket."""
 # As root the socket directory is a tmpfs of this size: a hard cap on what a bot can write to
 # the host through it, whatever the guard's timing (a busy machine delays the guard).
 _SOCK_DIR_TMPFS = "256k"
@@ -112,26 +122,6 @@ def _first_line(e: BaseException) -> str:
 # ---------------------------------------------------------------------------------- reaping
 
 
-def _start_token(pid: int) -> str:
-    """When process ``pid`` started (clock ticks since boot), to tell a reused pid apart."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            # The command name may hold spaces and parentheses: split after the last ')'.
-            return fh.read().rpartition(")")[2].split()[19]
-    except (OSError, IndexError):
-        return ""
-
-
-def _process_gone(pid: int, token: str) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        pass  # it exists; owned by someone else
-    return bool(token) and _start_token(pid) not in ("", token)
-
-
 def _remove(container: Any) -> None:
     """Kill and remove a container; nothing if it is already gone.
 
@@ -177,7 +167,7 @@ def reap_orphans(client: Any, log: Log | None = None) -> int:
             pid = int(labels.get("flipflop.pid", ""))
         except ValueError:
             continue
-        if _process_gone(pid, labels.get("flipflop.pidstart", "")):
+        if process_gone(pid, labels.get("flipflop.pidstart", "")):
             with contextlib.suppress(docker.errors.APIError):
                 _remove(c)
                 reaped += 1
@@ -222,8 +212,12 @@ class _DockerBot:
         workdir: Path,
         pump: StderrCapture,
         mounted: bool,
+        seat_token: str,
     ) -> None:
         self.container = container
+        self.seat_token = seat_token
+        self.started_at = time.monotonic()  # set again once the container has started
+        self._sock_fd: int | None = None
         self._mounted = mounted  # its socket directory is a tiny tmpfs to unmount at stop
         self.endpoint = f"unix:{workdir / 'sock' / 'bot.sock'}"
         self.log_path = pump.path
@@ -245,20 +239,45 @@ class _DockerBot:
     def dropped_log_bytes(self) -> int:
         return self._pump.dropped
 
-    def guard_socket_dir(self, timeout: float) -> None:
+    def target(self) -> str | None:
+        if self._sock_fd is None:
+            sock = Path(self.endpoint.removeprefix("unix:"))
+            # Made by the container's user 65534, in the directory the arena made for it.
+            self._sock_fd = open_socket(sock, _BOT_UID, frozenset({os.geteuid()}))
+        return None if self._sock_fd is None else f"unix:/proc/self/fd/{self._sock_fd}"
+
+    def exit_status(self) -> str | None:
+        if not self._stopped.is_set() and not self._pump.finished():
+            # Its output stream is open, so it runs: no API call (the start loop polls this).
+            return None
+        try:
+            self.container.reload()
+            state = self.container.attrs.get("State") or {}
+        except docker.errors.DockerException:
+            return "gone"
+        if state.get("Running"):
+            return None
+        if state.get("OOMKilled"):
+            return "killed for using more than its memory limit (out of memory)"
+        code = state.get("ExitCode")
+        return "stopped" if code is None else f"exit code {code}"
+
+    def guard_socket_dir(self) -> None:
         """Until the bot's socket exists, watch its directory; then make it read-only to it.
 
         The socket directory is the one host path a container sees, and it must be writable
         until the bot has bound its socket. A bot that writes anything else there (more than
         :data:`_SOCK_DIR_ENTRIES` entries or :data:`_SOCK_DIR_BYTES` bytes) is stopped at
-        once; once the socket exists (or the start timeout is over) the directory is made
-        read-only to the container, so it can never be used to fill the host's disk. The
-        socket itself keeps working.
+        once; once the socket exists the directory is made read-only to the container, so it
+        can never be used to fill the host's disk. The socket itself keeps working.
+
+        There is no deadline here: locking the directory while a slow bot (a loaded machine)
+        is still coming up made its bind fail with EACCES, a start fault it did not cause.
+        The runner's start budget decides when a bot is too slow, and stops it.
         """
         sock_dir = self.workdir / "sock"
-        deadline = time.monotonic() + timeout
-        while not self._stopped.is_set() and time.monotonic() < deadline:
-            if (sock_dir / "bot.sock").exists() or self._pump.finished():
+        while not self._stopped.is_set():
+            if os.path.lexists(sock_dir / "bot.sock") or self._pump.finished():
                 break
             if self._squatted(sock_dir):
                 return
@@ -293,6 +312,9 @@ class _DockerBot:
             if self._stopped.is_set():
                 return
             self._stopped.set()
+        if self._sock_fd is not None:
+            os.close(self._sock_fd)
+            self._sock_fd = None
         try:
             with contextlib.suppress(docker.errors.DockerException):
                 _remove(self.container)
@@ -392,7 +414,7 @@ class DockerSandbox:
             LABEL: "1",
             "flipflop.run": self.run_id,
             "flipflop.pid": str(pid),
-            "flipflop.pidstart": _start_token(pid),
+            "flipflop.pidstart": process_start(pid),
             "flipflop.host": socket.gethostname(),
             "flipflop.bot": bot.name,
             "flipflop.label": label,
@@ -415,11 +437,15 @@ class DockerSandbox:
             "command": [*entrypoint, "--listen", _LISTEN],
         }
 
-    def _container_config(self, bot: BotManifest, label: str, sock_dir: Path) -> dict[str, Any]:
+    def _container_config(
+        self, bot: BotManifest, label: str, sock_dir: Path, seat_token: str
+    ) -> dict[str, Any]:
         lim = self.limits
         fsize = lim.file_size_mb * _MB
         return {
             "environment": {
+                # Only this container and the arena know it (docs/security.md).
+                "FLIPFLOP_SEAT_TOKEN": seat_token,
                 "FLIPFLOP_LISTEN": _LISTEN,
                 "FLIPFLOP_SANDBOX": "docker",
                 "HOME": "/tmp",
@@ -491,12 +517,13 @@ class DockerSandbox:
             raise SandboxError(f"{bot.name}: cannot prepare {sock_dir}: {e}") from e
         with self._lock:
             self._ensure_watchdog()
+        token = secrets.token_hex(16)
         try:
             container = self.client.containers.create(
                 image,
                 name=self._name(label),
                 **self._entrypoint(image),
-                **self._container_config(bot, label, sock_dir),
+                **self._container_config(bot, label, sock_dir, token),
             )
         except docker.errors.DockerException as e:
             if mounted:
@@ -508,17 +535,17 @@ class DockerSandbox:
                 str(container.id), stdout=True, stderr=True, stream=True
             )
             pump = StderrCapture(stream, workdir / "output.log", self.limits.log_bytes)
-            running = _DockerBot(self, container, workdir, pump, mounted)
+            running = _DockerBot(self, container, workdir, pump, mounted, token)
             with self._lock:
                 self._running.add(running)
             container.start()
+            running.started_at = time.monotonic()
         except docker.errors.DockerException as e:
             with contextlib.suppress(docker.errors.DockerException):
                 _remove(container)
             raise SandboxError(f"{bot.name}: cannot start its container: {e}") from e
         threading.Thread(
             target=running.guard_socket_dir,
-            args=(self.limits.start_timeout_s,),
             name=f"lock:{label}",
             daemon=True,
         ).start()

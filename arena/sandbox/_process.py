@@ -4,16 +4,23 @@ Weaker isolation than Docker, and labelled so in every output: fine for your own
 for untrusted submissions. What it does (docs/sandbox.md lists what it cannot do):
 
 - a copy of the bot directory as its working directory, and its own scratch ``tmp/``;
-- a scrubbed environment (``PATH``, ``HOME``, ``TMPDIR``, ``LANG`` and the socket only);
+- a scrubbed environment (``PATH``, ``HOME``, ``TMPDIR``, ``LANG``, the socket and its seat's
+  secret ``FLIPFLOP_SEAT_TOKEN`` only);
 - limits on address space, CPU seconds, file size and open files;
+- where the arena runs as root with a writable cgroup file system: a cgroup of its own
+  (``_cgroup.py``), entered before any of its code runs, with a CPU quota of ``limits.cpus``
+  CPUs and a limit of ``limits.pids`` processes shared by everything it starts, children that
+  left its session included; elsewhere the ``sandbox:`` line says ``NO CPU QUOTA`` and why;
 - its own empty network namespace where the OS allows (``unshare --net``), so no network;
 - when the arena runs as root: each bot runs as a user id of its own, never used by anything
   else (``setpriv``, no capabilities, ``no-new-privs``), so it cannot read root's files nor
   another bot's, nor its own output log; and its limit on processes and threads
   (``RLIMIT_NPROC``) counts that bot alone;
-- on stop: its process group is killed, then every process left with its user id or in its
-  network namespace (those that escaped the group with ``setsid``);
-- a watchdog process kills what is left if the arena dies without stopping its bots.
+- on stop: its process group is killed, then every process in its cgroup, then every process
+  left with its user id or in its network namespace (those that escaped the group with
+  ``setsid``), and its cgroup is removed;
+- a watchdog process kills what is left (and removes the cgroups) if the arena dies without
+  stopping its bots; a new sandbox removes the cgroups of arenas that are gone.
 """
 
 from __future__ import annotations
@@ -33,7 +40,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from arena._errors import SandboxError
-from arena.sandbox._base import SandboxKind, SandboxLimits, StderrCapture
+from arena.sandbox._base import SandboxKind, SandboxLimits, StderrCapture, open_socket
+from arena.sandbox._cgroup import BotCgroup, CgroupTree, cgroup_tree, decode, remove_cgroup
 from flipflop import BotManifest
 
 __all__ = ["ProcessSandbox"]
@@ -158,9 +166,10 @@ def _kill_leftovers(pgid: int, uid: int | None, ns: str) -> None:
 class _Watchdog:
     """A separate process that kills every bot left running when the arena dies.
 
-    The arena writes ``+pgid uid netns`` when a bot starts and ``-pgid`` when it has stopped
+    The arena writes ``+pgid uid netns cgroup`` when a bot starts (``-`` for what it has not;
+    ``cgroup`` is :meth:`BotCgroup.encode`: its directories) and ``-pgid`` when it has stopped
     it; when the pipe closes (the arena exited or was killed, even with SIGKILL), the watchdog
-    kills what is still listed.
+    kills what is still listed and removes its cgroups.
     """
 
     def __init__(self) -> None:
@@ -182,8 +191,9 @@ class _Watchdog:
                 self._proc.stdin.write(line.encode() + b"\n")
                 self._proc.stdin.flush()
 
-    def started(self, pgid: int, uid: int | None, ns: str) -> None:
-        self._send(f"+{pgid} {uid if uid is not None else '-'} {ns or '-'}")
+    def started(self, pgid: int, uid: int | None, ns: str, cgroup: BotCgroup | None) -> None:
+        cg = cgroup.encode() if cgroup is not None else "-"
+        self._send(f"+{pgid} {uid if uid is not None else '-'} {ns or '-'} {cg}")
 
     def stopped(self, pgid: int) -> None:
         self._send(f"-{pgid}")
@@ -202,17 +212,21 @@ class _Watchdog:
 def _watch() -> None:
     """The watchdog's main loop (``python -m arena.sandbox._process --watch``)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    listed: dict[int, tuple[int | None, str]] = {}
+    listed: dict[int, tuple[int | None, str, tuple[Path, ...]]] = {}
     for raw in sys.stdin:
         parts = raw.split()
         if not parts:
             continue
-        if parts[0].startswith("+") and len(parts) == 3:
+        if parts[0].startswith("+") and len(parts) in (3, 4):
             uid = None if parts[1] == "-" else int(parts[1])
-            listed[int(parts[0][1:])] = (uid, "" if parts[2] == "-" else parts[2])
+            ns = "" if parts[2] == "-" else parts[2]
+            cgroup = decode(parts[3]) if len(parts) == 4 and parts[3] != "-" else ()
+            listed[int(parts[0][1:])] = (uid, ns, cgroup)
         elif parts[0].startswith("-"):
             listed.pop(int(parts[0][1:]), None)
-    for pgid, (uid, ns) in listed.items():
+    for pgid, (uid, ns, cgroup) in listed.items():
+        if cgroup:
+            remove_cgroup(cgroup)
         _kill_leftovers(pgid, uid, ns)
 
 
@@ -227,8 +241,13 @@ class _ProcessBot:
         uid: int | None,
         net_ns: str,
         net_ns_fd: int | None,
+        cgroup: BotCgroup | None,
+        seat_token: str,
     ) -> None:
         self.proc = proc
+        self.cgroup = cgroup
+        """Its cgroup (None where the sandbox has none): removed when it stops."""
+        self.seat_token = seat_token
         self.net_ns = net_ns
         self._net_ns_fd = net_ns_fd  # keeps the namespace, and so its name, alive
         self.endpoint = endpoint
@@ -239,12 +258,28 @@ class _ProcessBot:
         self._log = log
         self._stopped = False
         self._lock = threading.Lock()
+        self._sock_fd: int | None = None
+        self.started_at = time.monotonic()
 
     def alive(self) -> bool:
         return self.proc.poll() is None
 
     def dropped_log_bytes(self) -> int:
         return self._log.dropped
+
+    def target(self) -> str | None:
+        if self._sock_fd is None:
+            # Its own user, or (without one) the arena's: the directory is made by the arena.
+            uid = self.uid if self.uid is not None else os.geteuid()
+            sock = Path(self.endpoint.removeprefix("unix:"))
+            self._sock_fd = open_socket(sock, frozenset({uid}), frozenset({uid}))
+        return None if self._sock_fd is None else f"unix:/proc/self/fd/{self._sock_fd}"
+
+    def exit_status(self) -> str | None:
+        code = self.proc.poll()
+        if code is None:
+            return None
+        return f"killed by signal {-code}" if code < 0 else f"exit code {code}"
 
     def stop(self) -> None:
         with self._lock:
@@ -255,13 +290,21 @@ class _ProcessBot:
             os.killpg(self.proc.pid, signal.SIGTERM)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(1.0)
-        # Whatever is left, including children that left the group with setsid.
+        # Whatever is left, including children that left the group with setsid: all of them
+        # are in its cgroup, which they cannot leave; its user id or namespace is a second net.
+        if self.cgroup is not None:
+            self.cgroup.kill()
         _kill_leftovers(self.proc.pid, self.uid, self.net_ns)
         if self._net_ns_fd is not None:
             os.close(self._net_ns_fd)
             self._net_ns_fd = None
+        if self._sock_fd is not None:
+            os.close(self._sock_fd)
+            self._sock_fd = None
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(5.0)
+        if self.cgroup is not None:
+            self.cgroup.remove()
         self._sandbox._watchdog.stopped(self.proc.pid)
         self._log.join()
         for sub in ("bot", "tmp", "sock"):
@@ -274,7 +317,10 @@ class ProcessSandbox:
 
     kind = SandboxKind.PROCESS
 
-    def __init__(self, limits: SandboxLimits | None = None) -> None:
+    def __init__(
+        self, limits: SandboxLimits | None = None, *, cgroups: CgroupTree | str | None = None
+    ) -> None:
+        """A sandbox; ``cgroups`` overrides what was found (a reason string: none; tests)."""
         self.limits = limits or SandboxLimits()
         self.netns = _can_unshare_net()
         why_not = _drop_privileges()
@@ -288,18 +334,32 @@ class ProcessSandbox:
             parts.append("each bot as its own unprivileged user")
         elif os.geteuid() == 0:
             parts.append(f"BOTS RUN AS ROOT: {why_not}")
+        tree = cgroup_tree() if cgroups is None else cgroups
+        self.cgroups: CgroupTree | None = None if isinstance(tree, str) else tree
+        """Where each bot's cgroup is made; None: no cgroups (``cgroups_unavailable`` says why)."""
+        self.cgroups_unavailable = tree if isinstance(tree, str) else ""
+        if self.cgroups is not None:
+            self.cgroups.reap_stale()
+            parts.append(self.cgroups.describe(self.limits.cpus, self.limits.pids))
+        else:
+            parts.append(f"NO CPU QUOTA: {self.cgroups_unavailable}")
         self.isolation = ", ".join(parts)
         self._running: set[_ProcessBot] = set()
         self._lock = threading.Lock()
         self._watchdog = _Watchdog()
 
-    def _command(self, bot: BotManifest, sock: Path, uid: int | None) -> list[str]:
+    def _command(
+        self, bot: BotManifest, sock: Path, uid: int | None, cgroup: BotCgroup | None = None
+    ) -> list[str]:
         cmd = list(bot.command)
         if cmd[0] in ("python", "python3"):
             # The bot runs on the arena's interpreter, which has the flipflop SDK installed.
             cmd[0] = sys.executable
         cmd += ["--listen", f"unix:{sock}"]
-        prefix = self._limits(uid)
+        # First, as root: join the cgroup (a shell that execs the rest); then the limits, the
+        # namespace and the user, each a wrapper that execs the next.
+        prefix = cgroup.command() if cgroup is not None else []
+        prefix += self._limits(uid)
         if self.netns:
             prefix += ["unshare", "--net"] + ([] if os.geteuid() == 0 else ["--map-root-user"])
         if uid is not None:
@@ -349,6 +409,7 @@ class ProcessSandbox:
         except OSError as e:
             raise SandboxError(f"{bot.name}: cannot prepare {workdir}: {e}") from e
         sock = sock_dir / "bot.sock"
+        token = secrets.token_hex(16)
         env = {
             "PATH": _PATH,
             "HOME": str(tmp),
@@ -361,10 +422,17 @@ class ProcessSandbox:
             "MALLOC_ARENA_MAX": "2",
             "FLIPFLOP_LISTEN": f"unix:{sock}",
             "FLIPFLOP_SANDBOX": "process",
+            "FLIPFLOP_SEAT_TOKEN": token,
         }
+        cgroup: BotCgroup | None = None
+        if self.cgroups is not None:
+            try:
+                cgroup = self.cgroups.create(self.limits.cpus, self.limits.pids)
+            except OSError as e:
+                raise SandboxError(f"{bot.name}: cannot make its cgroup: {e}") from e
         try:
             proc = subprocess.Popen(
-                self._command(bot, sock, uid_or_none),
+                self._command(bot, sock, uid_or_none, cgroup),
                 cwd=code,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -373,6 +441,8 @@ class ProcessSandbox:
                 start_new_session=True,
             )
         except OSError as e:
+            if cgroup is not None:
+                cgroup.remove()
             raise SandboxError(f"{bot.name}: cannot start {bot.command[0]!r}: {e}") from e
         ns = ""
         ns_fd: int | None = None
@@ -390,14 +460,16 @@ class ProcessSandbox:
                     break
                 ns = ""
                 time.sleep(0.002)
-        self._watchdog.started(proc.pid, uid_or_none, ns)
+        self._watchdog.started(proc.pid, uid_or_none, ns, cgroup)
         assert proc.stdout is not None
         log_path = workdir / "output.log"
         # Private to the arena: another bot knowing the path must not read this one's output.
         os.close(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600))
         os.chmod(log_path, 0o600)
         log = StderrCapture(proc.stdout, log_path, self.limits.log_bytes)
-        running = _ProcessBot(self, proc, f"unix:{sock}", workdir, log, uid_or_none, ns, ns_fd)
+        running = _ProcessBot(
+            self, proc, f"unix:{sock}", workdir, log, uid_or_none, ns, ns_fd, cgroup, token
+        )
         with self._lock:
             self._running.add(running)
         return running

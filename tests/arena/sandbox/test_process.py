@@ -80,13 +80,22 @@ def test_bot_process_is_limited_and_scrubbed(workdir: Path) -> None:
             "MALLOC_ARENA_MAX",
             "FLIPFLOP_LISTEN",
             "FLIPFLOP_SANDBOX",
+            "FLIPFLOP_SEAT_TOKEN",
         }
+        # Its seat's secret, fresh for every start: in the environment, never in argv.
+        assert bot.seat_token == env["FLIPFLOP_SEAT_TOKEN"]
+        assert 32 == len(bot.seat_token) and int(bot.seat_token, 16) >= 0
+        assert bot.seat_token not in Path(f"/proc/{pid}/cmdline").read_text()
+        if sandbox.cgroups is not None:
+            # In its own cgroup, from its first instruction on (see test_cpu_fairness.py).
+            assert bot.cgroup is not None and pid in bot.cgroup.pids()
         if _drop_privileges() is None:
             uid = os.stat(f"/proc/{pid}").st_uid
             assert uid not in (0, os.getuid(), 65534)
             assert str(limits.pids) == rows["Max processes"][0]
             other = sandbox.start(RANDOM, workdir / "seat1", "other")
             assert uid != os.stat(f"/proc/{other.proc.pid}").st_uid
+            assert other.seat_token != bot.seat_token
         if _can_unshare_net():
             assert os.readlink(f"/proc/{pid}/ns/net") != os.readlink("/proc/self/ns/net")
     finally:
