@@ -1,52 +1,84 @@
 """Run a ladder: plan → matches in parallel → files that survive interruption → standings.
 
-The output directory (``--out``)::
+The output directory (``--out``, private to its owner: mode 0700)::
 
     ladder.json      the parameters and the plan (a --resume must match them)
-    matches.jsonl    one line per finished match, appended and fsynced as each one ends
+    deal.key         the secret the decks come from (mode 0600; never sent to a bot)
+    matches.jsonl    one line per played match, appended and fsynced as each one ends
     replays/         one replay per finished match (engine format, docs/replay.md)
     logs/            each bot instance's stdout/stderr, capped, per match
     standings.json   the table (also standings.csv), rewritten at the end of every run
     summary.txt      the printed table, the plan and the faults
 
-A match is either finished (a line in ``matches.jsonl`` and its replay) or not started: an
-interrupted match leaves at most a ``.partial`` replay, and ``--resume`` plays it again.
+A match is either recorded (a line in ``matches.jsonl``) or not started: an interrupted match
+leaves at most a ``.partial`` replay, and ``--resume`` plays it again. A record's ``status``
+says what it counts for:
+
+- ``ok``: a finished match, counted in the standings;
+- ``void``: a seat never started (docs/arena.md): shown, never counted. A void match is
+  played once more with fresh starts; if that is void too, it stays void;
+- ``error``: the arena itself failed in that match (a bug, not a bot's fault): recorded with
+  the error, the ladder goes on, and ``--resume`` plays it again.
+
+Decks (docs/security.md): each duplicate group's deal seed is a keyed function of the run's
+deal key, so nothing a bot sees (match ids included) tells it anything about the cards.
 """
 
 from __future__ import annotations
 
-import concurrent.futures
+import contextlib
 import dataclasses
+import errno
+import hmac
 import json
 import os
+import queue
 import shutil
+import signal
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from arena._deal import deal_key_from_seed, load_deal_key, match_seed, new_deal_key, save_deal_key
 from arena._errors import PlanError, ResultsError
 from arena._plan import PlannedMatch, plan_ladder
-from arena._runner import MatchRecord, TimeControl, run_match
+from arena._runner import MatchCancelled, MatchRecord, TimeControl, run_match
 from arena._standings import BotStanding, MatchOutcome, compute_standings, write_standings
 from arena.sandbox import Sandbox
-from flipflop import BotManifest, MatchConfig, to_jsonable
+from flipflop import BotManifest, MatchConfig, read_manifest, to_jsonable
 
-__all__ = ["LadderResult", "LadderSpec", "load_outcomes", "run_ladder"]
+__all__ = [
+    "LadderResult",
+    "LadderSpec",
+    "did_not_start",
+    "load_outcomes",
+    "read_records",
+    "run_ladder",
+]
 
 _MATCH_DEFAULTS = MatchConfig()
+_STOP_WITHIN_S = 1.5
+"""After Ctrl-C, how long the ladder waits for its running matches to wind down."""
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG})
 
 
 @dataclass(frozen=True, slots=True)
 class LadderSpec:
-    """Everything that decides which matches a ladder plays and how."""
+    """Everything that decides which matches a ladder plays and how.
+
+    ``seed``: None (the default) deals from a fresh secret key kept in the run directory;
+    an int makes the key a public function of it, so the run can be reproduced — and its
+    deals predicted by whoever knows the seed.
+    """
 
     bots: tuple[BotManifest, ...]
     matches: int
     table_size: int
-    seed: int
+    seed: int | None = None
     duplicate: bool = True
     stake: int = _MATCH_DEFAULTS.stake
     bankroll: int = _MATCH_DEFAULTS.bankroll
@@ -59,13 +91,18 @@ class LadderSpec:
             seats=self.table_size, stake=self.stake, bankroll=self.bankroll, hand_cap=self.hand_cap
         )
 
-    def plan(self) -> list[PlannedMatch]:
-        """The matches this ladder plays (a pure function of the spec)."""
+    def deal_key(self) -> bytes:
+        """The key of an explicit seed, or a fresh random one."""
+        return new_deal_key() if self.seed is None else deal_key_from_seed(self.seed)
+
+    def plan(self, key: bytes) -> list[PlannedMatch]:
+        """The matches this ladder plays (a pure function of the spec and the deal key)."""
+        tables = int.from_bytes(hmac.digest(key, b"flipflop-arena/tables", "sha256")[:6], "big")
         return plan_ladder(
             [b.name for b in self.bots],
             matches=self.matches,
             table_size=self.table_size,
-            seed=self.seed,
+            seed=tables,
             duplicate=self.duplicate,
         )
 
@@ -83,10 +120,55 @@ class LadderSpec:
             "clock": dataclasses.asdict(self.clock),
         }
 
+    @classmethod
+    def from_identity(cls, saved: Mapping[str, Any]) -> LadderSpec:
+        """The spec a run was saved with (``arena run --resume`` with no other options).
+
+        Raises:
+            ResultsError: the saved run is unreadable, or a bot's directory is gone.
+        """
+        try:
+            bots = []
+            for b in saved["bots"]:
+                path = Path(b["path"])
+                if not path.is_dir():
+                    raise ResultsError(f"the saved run's bot {b['name']} is gone from {path}")
+                bots.append(read_manifest(path))
+            config = saved["config"]
+            return cls(
+                bots=tuple(bots),
+                matches=int(saved["matches"]),
+                table_size=int(saved["table_size"]),
+                seed=saved["seed"],
+                duplicate=bool(saved["duplicate"]),
+                stake=int(config["stake"]),
+                bankroll=int(config["bankroll"]),
+                hand_cap=config["hand_cap"],
+                clock=TimeControl(**saved["clock"]),
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise ResultsError(f"the saved run's options cannot be read: {e!r}") from e
+
+
+OPTION_NAMES = {
+    "bots": "BOTS",
+    "matches": "--matches",
+    "table_size": "--table-size",
+    "seed": "--seed",
+    "duplicate": "--duplicate/--no-duplicate",
+    "config": "--stake, --bankroll or --hand-cap",
+    "clock": "--decision-ms or --time-bank-ms",
+}
+"""The command-line option behind each part of a spec's identity, for error messages."""
+
 
 @dataclass(frozen=True, slots=True)
 class LadderResult:
-    """What a run of the ladder produced."""
+    """What a run of the ladder produced.
+
+    ``records`` are the latest record of each match (any status), sorted by match id;
+    ``did_not_start`` maps every bot that never started in any match to the reason.
+    """
 
     standings: tuple[BotStanding, ...]
     records: tuple[dict[str, Any], ...]
@@ -94,14 +176,43 @@ class LadderResult:
     played_now: int
     interrupted: bool
     out_dir: Path
+    did_not_start: dict[str, str] = field(default_factory=dict)
+
+    def count(self, status: str) -> int:
+        """How many matches' latest record has ``status`` (``ok``, ``void``, ``error``)."""
+        return sum(_status(r) == status for r in self.records)
 
 
-def _read_records(path: Path) -> list[dict[str, Any]]:
-    """Finished matches; a torn last line (crash mid-write) is ignored, it will be replayed."""
-    if not path.exists():
+def _status(record: Mapping[str, Any]) -> str:
+    return str(record.get("status", "ok"))
+
+
+def read_records(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
+    """Every record in ``matches.jsonl``, in file order.
+
+    A torn last line (the arena died mid-write) is not a record: with ``repair`` it is cut
+    off the file, so that the next append starts on a line of its own.
+
+    Raises:
+        ResultsError: the file cannot be read (or repaired).
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
         return []
+    except OSError as e:
+        raise ResultsError(f"cannot read {path}: {e.strerror or e}") from e
+    whole = data.rfind(b"\n") + 1
+    if repair and whole < len(data):
+        try:
+            with open(path, "r+b") as f:
+                f.truncate(whole)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as e:
+            raise ResultsError(f"cannot repair the torn last line of {path}: {e}") from e
     out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in data[:whole].decode("utf-8", "replace").splitlines():
         try:
             rec = json.loads(line)
         except json.JSONDecodeError:
@@ -111,8 +222,15 @@ def _read_records(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+def _latest(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    latest: dict[str, dict[str, Any]] = {}
+    for r in records:
+        latest[r["match_id"]] = r
+    return latest
+
+
 def load_outcomes(records: Sequence[dict[str, Any]]) -> list[MatchOutcome]:
-    """The standings' view of finished-match records."""
+    """The standings' view of the records that count: finished, not void, not errors."""
     return [
         MatchOutcome(
             match_id=r["match_id"],
@@ -123,35 +241,156 @@ def load_outcomes(records: Sequence[dict[str, Any]]) -> list[MatchOutcome]:
             hands=r["hands"],
         )
         for r in records
+        if _status(r) == "ok"
     ]
 
 
-def _prepare(spec: LadderSpec, out: Path, resume: bool) -> list[dict[str, Any]]:
-    """Create or check the output directory; return the matches already finished."""
+def did_not_start(records: Sequence[dict[str, Any]]) -> dict[str, str]:
+    """Bots that never started in any of ``records``, each with the reason of its last try."""
+    started: set[str] = set()
+    tried: dict[str, str] = {}
+    for r in records:
+        for seat in r.get("seats", ()):
+            if seat.get("started", True):
+                started.add(seat["bot"])
+            else:
+                why = [
+                    f["detail"]
+                    for f in r.get("faults", ())
+                    if f["seat"] == seat["seat"] and f["kind"] == "start"
+                ]
+                tried[seat["bot"]] = why[-1] if why else "did not start"
+    return {bot: why for bot, why in sorted(tried.items()) if bot not in started}
+
+
+def _done(record: Mapping[str, Any]) -> bool:
+    """True if a match's latest record needs no more play (ok, or void after its retry)."""
+    return _next_attempt(record) == 0
+
+
+def _next_attempt(record: Mapping[str, Any] | None) -> int:
+    """The attempt to play a match at next, given its latest record; 0: none, it is done.
+
+    A void match is played once more with fresh starts; an errored one (the arena's own
+    failure) is played again by --resume; a missing one is played.
+    """
+    if record is None or _status(record) == "error":
+        return 1
+    if _status(record) == "void" and int(record.get("attempt", 1)) < 2:
+        return 2
+    return 0
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise ResultsError(f"cannot write {path}: {e.strerror or e}") from e
+
+
+def _prepare(spec: LadderSpec, out: Path, resume: bool) -> tuple[list[dict[str, Any]], bytes]:
+    """Create or check the output directory; return the records so far and the deal key."""
     meta = out / "ladder.json"
+    key_file = out / "deal.key"
     if resume:
         if not meta.exists():
             raise PlanError(f"--resume: {out} holds no ladder to resume (no ladder.json)")
-        try:
-            saved = json.loads(meta.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as e:
-            raise ResultsError(f"cannot read {meta}: {e}") from e
-        if saved.get("identity") != spec.identity():
+        saved = read_saved(out)
+        differ = [
+            OPTION_NAMES.get(k, k)
+            for k in sorted(set(saved) | set(spec.identity()))
+            if saved.get(k) != spec.identity().get(k)
+        ]
+        if differ:
             raise PlanError(
-                f"--resume: the options differ from the run saved in {out} "
-                "(bots, --matches, --table-size, --seed, rules or time limits); "
-                "use the same options, or another --out"
+                f"--resume: {', '.join(differ)} differ from the run saved in {out}; "
+                "give the same values, none at all (arena run --resume continues with the "
+                "saved ones), or another --out"
             )
-        return _read_records(out / "matches.jsonl")
+        _make_private(out)
+        key = load_deal_key(key_file) if key_file.exists() else spec.deal_key()
+        if not key_file.exists():
+            save_deal_key(key_file, key)  # a run saved before deal keys existed
+        return read_records(out / "matches.jsonl", repair=True), key
     if meta.exists():
         raise PlanError(
             f"{out} already holds a ladder; continue it with --resume or choose another --out"
         )
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        out.mkdir(parents=True, exist_ok=True, mode=0o700)
     except OSError as e:
-        raise ResultsError(f"cannot create {out}: {e}") from e
-    return []
+        raise ResultsError(f"cannot create {out}: {e.strerror or e}") from e
+    _make_private(out)
+    key = spec.deal_key()
+    if key_file.exists():
+        key_file.unlink()  # left by a run that never wrote its ladder.json
+    save_deal_key(key_file, key)
+    return [], key
+
+
+def _make_private(out: Path) -> None:
+    """Replays hold decks, and deal.key the key: no other user (no bot) may read them."""
+    try:
+        os.chmod(out, 0o700)
+    except OSError as e:
+        raise ResultsError(f"cannot make {out} private: {e.strerror or e}") from e
+
+
+def read_saved(out: Path) -> dict[str, Any]:
+    """The identity (options) saved in ``out/ladder.json``.
+
+    Raises:
+        ResultsError: the file cannot be read or is not a saved ladder.
+    """
+    meta = out / "ladder.json"
+    try:
+        saved = json.loads(meta.read_text(encoding="utf-8"))
+        identity = saved["identity"]
+    except (OSError, json.JSONDecodeError, KeyError, TypeError) as e:
+        raise ResultsError(f"cannot read {meta}: {e}") from e
+    if not isinstance(identity, dict):
+        raise ResultsError(f"cannot read {meta}: no saved options")
+    return identity
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    planned: PlannedMatch
+    attempt: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Done:
+    job: _Job
+    record: MatchRecord | None = None
+    error: str = ""
+    write_error: OSError | None = None
+    cancelled: bool = False
+
+
+def _record(job: _Job, done: _Done) -> dict[str, Any]:
+    p = job.planned
+    head = {"match_id": p.match_id, "group": p.group, "attempt": job.attempt}
+    if done.record is None:
+        return {**head, "status": "error", "bots": list(p.bots), "error": done.error}
+    rec: dict[str, Any] = to_jsonable(done.record)
+    status = "void" if rec.pop("void") else "ok"
+    return {**head, "status": status, **rec}
+
+
+def _is_write_error(e: OSError, out: Path) -> bool:
+    """An OSError that means the output cannot be written (stop), not a one-match failure."""
+    if e.errno in _WRITE_ERRNOS:
+        return True
+    name = e.filename if isinstance(e.filename, str) else ""
+    return bool(name) and Path(name).resolve().is_relative_to(out.resolve())
 
 
 def run_ladder(
@@ -161,21 +400,28 @@ def run_ladder(
     sandbox: Sandbox,
     jobs: int = 1,
     resume: bool = False,
+    cancel: threading.Event | None = None,
     on_match: Callable[[dict[str, Any], int, int], None] | None = None,
     on_plan: Callable[[Sequence[PlannedMatch], int], None] | None = None,
 ) -> LadderResult:
     """Play the ladder's unfinished matches with ``jobs`` in parallel; write every file.
 
     ``on_plan(plan, already_done)`` is called once before play, ``on_match(record, done,
-    total)`` after each finished match (from the calling thread). Ctrl-C (KeyboardInterrupt)
-    stops the running matches without recording them, writes standings of what finished and
-    returns with ``interrupted=True``.
+    total)`` after each recorded match (from the calling thread). Setting ``cancel`` (or
+    Ctrl-C, KeyboardInterrupt) stops the running matches without recording them within about
+    two seconds, writes the standings of what finished and returns with ``interrupted=True``.
+
+    Raises:
+        PlanError: bad parameters, or a --resume that does not match the saved run.
+        ResultsError: the output cannot be written (a full disk, a read-only --out): what
+            finished stays recorded, and --resume continues.
     """
     if jobs < 1:
         raise PlanError(f"--jobs must be at least 1, got {jobs}")
-    plan = spec.plan()
-    done = _prepare(spec, out, resume)
-    (out / "ladder.json").write_text(
+    done, key = _prepare(spec, out, resume)
+    plan = spec.plan(key)
+    _write_atomic(
+        out / "ladder.json",
         json.dumps(
             {
                 "identity": spec.identity(),
@@ -185,73 +431,197 @@ def run_ladder(
             indent=1,
         )
         + "\n",
-        encoding="utf-8",
     )
-    finished = {r["match_id"] for r in done}
-    todo = [p for p in plan if p.match_id not in finished]
+    latest = _latest(done)
+    todo = [_Job(p, _next_attempt(latest.get(p.match_id))) for p in plan]
+    todo = [j for j in todo if j.attempt]
+    finished = len(plan) - len(todo)
     if on_plan is not None:
-        on_plan(plan, len(plan) - len(todo))
-    by_name = {b.name: b for b in spec.bots}
-    config = spec.config()
-    (out / "replays").mkdir(exist_ok=True)
-    records = list(done)
-    cancel = threading.Event()
-    scratch = Path(tempfile.mkdtemp(prefix="ffa-"))
-
-    def play(p: PlannedMatch) -> MatchRecord:
-        return run_match(
-            p.match_id,
-            p.seed,
-            [by_name[b] for b in p.bots],
-            config,
-            sandbox=sandbox,
-            workdir=scratch / p.match_id,
-            replay_path=out / "replays" / f"{p.match_id}.jsonl",
-            logs_dir=out / "logs" / p.match_id,
-            clock=spec.clock,
-            cancel=cancel,
-        )
-
-    interrupted = False
-    played = 0
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="match")
+        on_plan(plan, finished)
     try:
-        futures = {pool.submit(play, p): p for p in todo}
-        pending = set(futures)
-        while pending:
-            # A timeout keeps the main thread responsive to Ctrl-C.
-            finished_now, pending = concurrent.futures.wait(
-                pending, timeout=0.5, return_when=concurrent.futures.FIRST_COMPLETED
-            )
-            for f in sorted(finished_now, key=lambda f: futures[f].index):
-                rec = to_jsonable(f.result())
-                # Only this (the calling) thread writes the file: no lock needed.
-                with open(out / "matches.jsonl", "a", encoding="utf-8") as fh:
-                    fh.write(json.dumps(rec) + "\n")
-                    fh.flush()
-                    os.fsync(fh.fileno())
-                records.append(rec)
+        (out / "replays").mkdir(exist_ok=True)
+    except OSError as e:
+        raise ResultsError(f"cannot create {out / 'replays'}: {e.strerror or e}") from e
+    cancel = cancel or threading.Event()
+    played, interrupted, write_error = 0, False, ""
+    with _Pool(spec, out, sandbox, key, jobs, cancel) as pool:
+        for job in todo:
+            pool.submit(job)
+        try:
+            for result in pool.results():
+                if result.write_error is not None:
+                    write_error = _describe(result.write_error)
+                    break
+                if result.cancelled:
+                    continue
+                rec = _record(result.job, result)
+                try:
+                    _append(out / "matches.jsonl", rec)
+                except OSError as e:
+                    write_error = _describe(e)
+                    break
+                latest[rec["match_id"]] = rec
                 played += 1
+                retry = _next_attempt(rec) if rec["status"] == "void" else 0
+                if retry:
+                    pool.submit(_Job(result.job.planned, retry))
+                finished += _done(rec)
                 if on_match is not None:
-                    on_match(rec, len(records), len(plan))
-    except KeyboardInterrupt:
-        interrupted = True
-    finally:
-        cancel.set()  # running matches stop at their next decision, unrecorded
-        pool.shutdown(wait=True, cancel_futures=True)
-        sandbox.close()
-        shutil.rmtree(scratch, ignore_errors=True)
-    if interrupted:
+                    on_match(rec, finished, len(plan))
+        except KeyboardInterrupt:
+            cancel.set()
+        interrupted = cancel.is_set() and not write_error
+    with contextlib.suppress(OSError):
         for partial in (out / "replays").glob("*.partial"):
             partial.unlink()
-    rows = compute_standings(load_outcomes(records)) if records else []
+    records = sorted(latest.values(), key=lambda r: r["match_id"])
+    failed = did_not_start(records)
+    rows = compute_standings(load_outcomes(records), did_not_start=failed)
     if rows:
-        write_standings(rows, out)
+        try:
+            write_standings(rows, out)
+        except OSError as e:
+            write_error = write_error or _describe(e)
+    if write_error:
+        raise ResultsError(
+            f"{write_error}; the ladder stopped. {sum(_done(r) for r in records)} of "
+            f"{len(plan)} matches are recorded in {out}; continue with --resume once it can "
+            "be written"
+        )
     return LadderResult(
         standings=tuple(rows),
-        records=tuple(sorted(records, key=lambda r: r["match_id"])),
+        records=tuple(records),
         planned=len(plan),
         played_now=played,
         interrupted=interrupted,
         out_dir=out,
+        did_not_start=failed,
     )
+
+
+def _describe(e: OSError) -> str:
+    where = f"{e.filename}: " if e.filename else ""
+    return f"cannot write {where}{e.strerror or e}"
+
+
+def _append(path: Path, record: Mapping[str, Any]) -> None:
+    """Append one record as a line, fsynced; a failed write leaves at most a torn last line."""
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(record) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+class _Pool:
+    """``jobs`` daemon threads playing matches; results come back to the calling thread.
+
+    Daemon threads, not an executor: after Ctrl-C the ladder must return within seconds, even
+    while a thread is still in a bot's start (an image build, say), and an executor's threads
+    are joined at interpreter exit.
+    """
+
+    def __init__(
+        self,
+        spec: LadderSpec,
+        out: Path,
+        sandbox: Sandbox,
+        key: bytes,
+        jobs: int,
+        cancel: threading.Event,
+    ) -> None:
+        self._spec, self._out, self._sandbox, self._key = spec, out, sandbox, key
+        self._cancel = cancel
+        self._config = spec.config()
+        self._by_name = {b.name: b for b in spec.bots}
+        self._jobs: queue.Queue[_Job | None] = queue.Queue()
+        self._results: queue.Queue[_Done] = queue.Queue()
+        self._pending = 0
+        self._scratch = Path(tempfile.mkdtemp(prefix="ffa-"))
+        self._threads = [
+            threading.Thread(target=self._work, name=f"match-{i}", daemon=True) for i in range(jobs)
+        ]
+        for t in self._threads:
+            t.start()
+
+    def submit(self, job: _Job) -> None:
+        self._pending += 1
+        self._jobs.put(job)
+
+    def results(self) -> Iterator[_Done]:
+        """Each result as it comes, until none is pending or the ladder is cancelled."""
+        while self._pending and not self._cancel.is_set():
+            try:
+                result = self._results.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            self._pending -= 1
+            yield result
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None or self._cancel.is_set():
+                return
+            self._results.put(self._play(job))
+
+    def _play(self, job: _Job) -> _Done:
+        p = job.planned
+        try:
+            record = run_match(
+                p.match_id,
+                match_seed(self._key, p.group),
+                [self._by_name[b] for b in p.bots],
+                self._config,
+                sandbox=self._sandbox,
+                workdir=self._scratch / f"{p.match_id}-{job.attempt}",
+                replay_path=self._out / "replays" / f"{p.match_id}.jsonl",
+                logs_dir=self._out / "logs" / p.match_id,
+                clock=self._spec.clock,
+                cancel=self._cancel,
+            )
+            return _Done(job, record)
+        except MatchCancelled:
+            return _Done(job, cancelled=True)
+        except OSError as e:
+            if _is_write_error(e, self._out):
+                return _Done(job, write_error=e)
+            return _Done(job, error=f"{type(e).__name__}: {e}")
+        except Exception as e:  # one match's failure must not end the ladder
+            return _Done(job, error=f"{type(e).__name__}: {e}")
+
+    def __enter__(self) -> _Pool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Stop every match: running ones see ``cancel`` and their bots are stopped."""
+        self._cancel.set()
+        for _ in self._threads:
+            self._jobs.put(None)
+        # Stopping every bot makes any call in flight fail at once.
+        self._sandbox.close()
+        deadline = time.monotonic() + _STOP_WITHIN_S
+        for t in self._threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        shutil.rmtree(self._scratch, ignore_errors=True)
+
+
+def install_interrupt(cancel: threading.Event) -> Callable[[], None]:
+    """Make SIGINT and SIGTERM set ``cancel`` instead of raising; returns the undo.
+
+    A second Ctrl-C raises KeyboardInterrupt as usual (for a ladder that will not stop).
+    """
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def handler(signum: int, frame: object) -> None:
+        if cancel.is_set() and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        cancel.set()
+
+    for s in previous:
+        signal.signal(s, handler)
+
+    def undo() -> None:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+    return undo

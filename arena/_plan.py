@@ -1,15 +1,16 @@
-"""Ladder plans: which bots meet, in which seats, with which deck seeds.
+"""Ladder plans: which bots meet, in which seats, in which duplicate groups.
 
 A plan is a pure function of its parameters, so a resumed or re-run ladder plays the same
-matches, whatever the parallelism.
+matches, whatever the parallelism. It holds no deal seeds: a group's decks come from the
+run's secret deal key (``arena._deal.match_seed(key, group)``), so a plan is no secret.
 
 - **Tables**: every combination of ``table_size`` bots when the match budget covers them all
   (repeated with fresh seeds while budget remains), otherwise a balanced selection in which
   every bot appears as evenly as possible.
-- **Duplicate deals** (default): each table plays one deck seed ``table_size`` times with the
-  seats rotated, so every bot sits in every seat with the same cards; the number of matches
-  is rounded up to whole rotations. Without duplicate deals every match has its own seed
-  and a shuffled seat order.
+- **Duplicate deals** (default): each table's group plays one deal seed ``table_size`` times
+  with the seats rotated, so every bot sits in every seat with the same cards; the number of
+  matches is rounded up to whole rotations. Without duplicate deals every match is a group
+  of its own, with a shuffled seat order.
 """
 
 from __future__ import annotations
@@ -32,20 +33,14 @@ class PlannedMatch:
     Attributes:
         index: 0-based position in the plan.
         match_id: stable id (``m00000``), used for files and rating order.
-        seed: the match seed (decks and first dealer).
-        group: matches sharing a deck seed (duplicate deals) share a group.
+        group: matches sharing a deal seed (duplicate deals) share a group.
         bots: the bot name in each seat.
     """
 
     index: int
     match_id: str
-    seed: int
     group: int
     bots: tuple[str, ...]
-
-
-def _seed(ladder_seed: int, group: int) -> int:
-    return random.Random(f"arena:{ladder_seed}:group:{group}").getrandbits(48)
 
 
 def _tables(bots: Sequence[str], k: int, count: int, rng: random.Random) -> list[tuple[str, ...]]:
@@ -103,14 +98,13 @@ def plan_ladder(
     if duplicate:
         groups = math.ceil(matches / table_size)
         for g, table in enumerate(_tables(bots, table_size, groups, rng)):
-            s = _seed(seed, g)
             for r in range(table_size):
                 seats = tuple(table[(i + r) % table_size] for i in range(table_size))
                 i = len(out)
-                out.append(PlannedMatch(i, f"m{i:05d}", s, g, seats))
+                out.append(PlannedMatch(i, f"m{i:05d}", g, seats))
     else:
         for g, table in enumerate(_tables(bots, table_size, matches, rng)):
             order = list(table)
             rng.shuffle(order)  # plain deals: a random seat order per match
-            out.append(PlannedMatch(g, f"m{g:05d}", _seed(seed, g), g, tuple(order)))
+            out.append(PlannedMatch(g, f"m{g:05d}", g, tuple(order)))
     return out

@@ -25,7 +25,9 @@ from enum import Enum
 from pathlib import Path
 
 from arena._errors import SandboxError
+from arena._text import clean
 from arena.sandbox import RunningBot, Sandbox
+from arena.sandbox._base import log_tail
 from flipflop import (
     ActionError,
     BotClient,
@@ -51,6 +53,7 @@ __all__ = [
     "SeatReport",
     "TimeControl",
     "run_match",
+    "wait_serving",
 ]
 
 
@@ -62,7 +65,8 @@ class FaultKind(Enum):
     """What a bot did wrong."""
 
     START = "start"
-    """It did not start, answer its health check, handshake or accept the match in time."""
+    """It exited while starting, was not serving within its start budget, presented the wrong
+    seat token, or did not handshake or accept the match in time."""
     TIMEOUT = "timeout"
     """A decision outlasted its deadline and the seat's time bank."""
     CRASH = "crash"
@@ -104,11 +108,12 @@ class Fault:
 
 @dataclass(frozen=True, slots=True)
 class SeatReport:
-    """How one seat's bot behaved in a match."""
+    """How one seat's bot behaved in a match (``started``: it passed its start)."""
 
     seat: int
     bot: str
     version: str
+    started: bool
     decisions: int
     think_ms: float
     strikes: int
@@ -119,10 +124,15 @@ class SeatReport:
 
 @dataclass(frozen=True, slots=True)
 class MatchRecord:
-    """What a finished match yields for the standings."""
+    """What a finished match yields for the standings.
+
+    A match in which a seat never started is ``void``: played to the end (the seat plays the
+    default), recorded and shown, but never counted in the standings. The deal seed is not
+    recorded: it is secret (docs/security.md); the replay holds every hand's deck.
+    """
 
     match_id: str
-    seed: int
+    void: bool
     bots: tuple[str, ...]
     placements: tuple[int, ...]
     bankrolls: tuple[int, ...]
@@ -149,6 +159,7 @@ class _Seat:
     forfeited: bool = False
     decisions: int = 0
     think_ms: float = 0.0
+    started: bool = False
     faults: list[Fault] = field(default_factory=list)
 
 
@@ -156,7 +167,7 @@ class _Match:
     def __init__(
         self,
         match_id: str,
-        seed: int,
+        seed: bytes | int | str,
         bots: Sequence[BotManifest],
         config: MatchConfig,
         clock: TimeControl,
@@ -186,8 +197,10 @@ class _Match:
             forfeit = True
         if forfeit and not s.forfeited:
             s.forfeited = True
-        s.faults.append(Fault(s.seat, s.name, kind, self.state.hand_number, detail[:500], forfeit))
-        return f"{kind.value}: {detail[:200]}" + (" (seat forfeited)" if forfeit else "")
+        # A fault's detail may quote the bot (its error text, its output): one clean line.
+        detail = clean(detail, 500)
+        s.faults.append(Fault(s.seat, s.name, kind, self.state.hand_number, detail, forfeit))
+        return f"{kind.value}: {clean(detail, 200)}" + (" (seat forfeited)" if forfeit else "")
 
     # -------------------------------------------------------------- start and stop
 
@@ -199,11 +212,13 @@ class _Match:
         label = f"{self.match_id}-s{s.seat}"
         try:
             s.bot = self.sandbox.start(s.manifest, self.workdir / f"seat{s.seat}", label)
-            s.client = BotClient(s.bot.endpoint)
-            ready_by = time.monotonic() + self.sandbox.limits.start_timeout_s
-            self._wait_ready(s, s.bot, s.client, ready_by)
-            left = max(0.5, ready_by - time.monotonic())
-            ident = s.client.handshake(timeout=min(left, self.clock.notify_ms / 1000))
+            budget = self.sandbox.limits.start_timeout_s
+            s.client = wait_serving(s.bot, s.name, budget, self.cancel)
+            # The seat token proves that the process answering is the one started for this
+            # seat; on a wrong or missing token the client refuses every further call.
+            ident = s.client.handshake(
+                timeout=self.clock.notify_ms / 1000, seat_token=s.bot.seat_token
+            )
             s.version = ident.version or s.version
             info = MatchInfo(
                 self.match_id,
@@ -214,22 +229,9 @@ class _Match:
                 self.clock.time_bank_ms,
             )
             s.client.start_match(info, timeout=self.clock.notify_ms / 1000)
+            s.started = True
         except (SandboxError, BotError) as e:
             self.fault(s, FaultKind.START, str(e) or type(e).__name__, forfeit=True)
-
-    @staticmethod
-    def _wait_ready(s: _Seat, bot: RunningBot, client: BotClient, ready_by: float) -> None:
-        """Wait for the bot's health check, but give up at once if the bot has exited."""
-        while True:
-            left = ready_by - time.monotonic()
-            try:
-                client.wait_ready(timeout=max(0.05, min(0.5, left)))
-                return
-            except BotError as e:
-                if not bot.alive():
-                    raise SandboxError(f"{s.name} exited while starting") from None
-                if left <= 0.5:
-                    raise BotTimeout("not ready (health SERVING) in time", s.name) from e
 
     def log_path(self, s: _Seat) -> Path:
         return self.logs_dir / f"seat{s.seat}-{s.name}.log"
@@ -332,6 +334,8 @@ class _Match:
             st,
             [s.name for s in self.seats],
             {"match_id": self.match_id, "bots": [f"{s.name} {s.version}" for s in self.seats]},
+            # The seed is secret: the replay holds each hand's deck, written once it is over.
+            write_seed=False,
         ) as writer:
             reported = self.notify(0)
             while not st.is_over:
@@ -364,7 +368,7 @@ class _Match:
                     )
         return MatchRecord(
             match_id=self.match_id,
-            seed=self.seed,
+            void=not all(s.started for s in self.seats),
             bots=tuple(s.name for s in self.seats),
             placements=st.result.placements,
             bankrolls=st.result.bankrolls,
@@ -378,6 +382,7 @@ class _Match:
                     seat=s.seat,
                     bot=s.name,
                     version=s.version,
+                    started=s.started,
                     decisions=s.decisions,
                     think_ms=round(s.think_ms, 3),
                     strikes=s.strikes,
@@ -392,9 +397,51 @@ class _Match:
         )
 
 
+def wait_serving(
+    bot: RunningBot, name: str, budget_s: float, cancel: threading.Event | None = None
+) -> BotClient:
+    """A client for ``bot`` once it serves its health check on its checked socket.
+
+    The budget counts from when its process or container actually ran. A bot that exits is
+    reported at once (within a poll), with its exit status and its last output lines.
+
+    Raises:
+        SandboxError: it exited while starting, or its socket failed the checks.
+        BotTimeout: it was not serving within ``budget_s``.
+        MatchCancelled: ``cancel`` was set.
+    """
+    client: BotClient | None = None
+    try:
+        while True:
+            if cancel is not None and cancel.is_set():
+                raise MatchCancelled("cancelled while starting")
+            status = bot.exit_status()
+            if status is not None:
+                bot.stop()  # so that its output is complete before its last lines are read
+                tail = log_tail(bot.log_path)
+                said = f"; its last output: {tail}" if tail else ""
+                raise SandboxError(f"exited while starting ({status}){said}")
+            if client is None:
+                target = bot.target()
+                if target is not None:
+                    client = BotClient(target, name=name)
+            if client is not None:
+                with contextlib.suppress(BotError):
+                    if client.health(timeout=0.5):
+                        return client
+            if time.monotonic() - bot.started_at > budget_s:
+                where = "its socket never appeared" if client is None else "no SERVING answer"
+                raise BotTimeout(f"not serving {budget_s:g} s after it started ({where})", name)
+            time.sleep(0.05)
+    except BaseException:
+        if client is not None:
+            client.close()
+        raise
+
+
 def run_match(
     match_id: str,
-    seed: int,
+    seed: bytes | int | str,
     bots: Sequence[BotManifest],
     config: MatchConfig,
     *,

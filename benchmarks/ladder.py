@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from arena._bundled import resolve_bot
+from arena._deal import match_seed
 from arena._ladder import LadderSpec, run_ladder
 from arena.sandbox import ProcessSandbox
 from flipflop import (
@@ -98,7 +99,8 @@ class _Counted(Bot):
 
 def in_process(spec: LadderSpec) -> Measurement:
     """Play the ladder's planned matches with ``play_match``; bots are loaded before timing."""
-    plan = spec.plan()
+    key = spec.deal_key()  # an explicit seed: the same key, decks and plan as run_ladder
+    plan = spec.plan(key)
     paths = {b.name: b.path for b in spec.bots}
     tables = [[_Counted(load_bot(paths[name])) for name in p.bots] for p in plan]
     config = spec.config()
@@ -107,7 +109,7 @@ def in_process(spec: LadderSpec) -> Measurement:
     t0 = time.perf_counter()
     for p, bots in zip(plan, tables, strict=True):
         # Not strict: a refused action gets the runner's default, as over gRPC.
-        st = play_match(bots, config, p.seed, strict=False, match_id=p.match_id)
+        st = play_match(bots, config, match_seed(key, p.group), strict=False, match_id=p.match_id)
         assert st.result is not None
         decisions = sum(b.decisions for b in bots)
         outcomes[p.match_id] = (

@@ -11,6 +11,8 @@ import click
 
 from arena._bundled import resolve_bot
 from arena._errors import ArenaError
+from arena._runner import wait_serving
+from arena._text import clean, clean_lines
 from arena.cli._errors import ArenaCliError
 from arena.cli._options import sandbox_option
 from arena.sandbox import SandboxLimits, choose_sandbox
@@ -45,20 +47,28 @@ def check(bot_dir: str, matches: int, seed: int, sandbox: str) -> None:
     try:
         manifest = resolve_bot(bot_dir)
         box = choose_sandbox(sandbox, SandboxLimits())
-        click.echo(f"checking {manifest.name} {manifest.version} ({box.isolation})", err=True)
+        click.echo(
+            f"checking {clean(manifest.name)} {clean(manifest.version)} ({box.isolation})",
+            err=True,
+        )
         running = box.start(manifest, scratch / "bot", "check")
         try:
-            report = check_bot(running.endpoint, matches=matches, seed=seed)
+            # Its checked socket, once it serves; its handshake must show its seat token.
+            with wait_serving(running, manifest.name, box.limits.start_timeout_s) as client:
+                target = client.endpoint
+                report = check_bot(
+                    target, matches=matches, seed=seed, seat_token=running.seat_token
+                )
         finally:
             running.stop()
             box.close()
         log = running.log_path
-        click.echo(format_report(report))
+        click.echo(clean_lines(format_report(report)))  # it quotes the bot
         if not report.ok:
             if log.exists() and log.stat().st_size:
                 click.echo(f"\nthe bot's output (last lines of {log.name}):", err=True)
                 tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-20:]
-                click.echo("\n".join(tail), err=True)
+                click.echo(clean_lines("\n".join(tail)), err=True)
             sys.exit(1)
     except (ArenaError, BotError, ValueError) as e:
         raise ArenaCliError(str(e)) from e

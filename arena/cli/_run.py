@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import math
 import os
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -13,86 +13,76 @@ from typing import Any
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from arena._bundled import bundled_bots, resolve_bot
 from arena._errors import ArenaError, PlanError
-from arena._ladder import LadderResult, LadderSpec, run_ladder
+from arena._ladder import LadderResult, LadderSpec, install_interrupt, read_saved, run_ladder
 from arena._plan import PlannedMatch
 from arena._runner import TimeControl
-from arena._standings import BotStanding
+from arena._text import clean
 from arena.cli._errors import ArenaCliError
 from arena.cli._options import sandbox_option, time_options
+from arena.cli._table import STANDINGS_LEGEND, standings_table
 from arena.sandbox import SandboxLimits, choose_sandbox
 from flipflop import MatchConfig
 
-__all__ = ["run", "standings_table"]
+__all__ = ["run"]
 
 _MATCH_DEFAULTS = MatchConfig()
 
 
-def _ci(low: float, high: float) -> str:
-    if not (math.isfinite(low) and math.isfinite(high)):
-        return "n/a"
-    return f"{low:.2f} to {high:.2f}"
-
-
-def standings_table(rows: Sequence[BotStanding], title: str) -> Table:
-    """The standings as a rich table."""
-    t = Table(title=title, title_justify="left")
-    t.add_column("#", justify="right", no_wrap=True)
-    t.add_column("bot", no_wrap=True)
-    for name in (
-        "matches",
-        "score",
-        "95% CI",
-        "mean place",
-        "survival",
-        "mean chips",
-        "chips/hand",
-        "rating μ (95%)",
-    ):
-        t.add_column(name, justify="right", no_wrap=True)
-    for r in rows:
-        t.add_row(
-            f"{r.rank}{'=' if r.tied else ''}",
-            r.bot,
-            str(r.matches),
-            f"{r.score:.3f}",
-            _ci(r.score_low, r.score_high),
-            f"{r.mean_place:.2f}",
-            f"{r.survival_rate:.0%}",
-            f"{r.mean_chips:.0f}",
-            f"{r.chips_per_hand:+.2f}",
-            f"{r.rating:.1f} ({r.rating_low:.1f} to {r.rating_high:.1f})",
-        )
-    return t
-
-
 def _summary(result: LadderResult, spec: LadderSpec, isolation: str, seconds: float) -> str:
+    """The totals, then per bot: faults by kind, forfeits and where its logs are."""
     faults: dict[str, dict[str, int]] = {}
-    hands = decisions = 0
-    by_cap = 0
+    forfeits: dict[str, int] = {}
+    hands = decisions = by_cap = 0
     for rec in result.records:
-        hands += rec["hands"]
-        decisions += rec["decisions"]
-        by_cap += bool(rec["by_cap"])
-        for f in rec["faults"]:
+        if rec.get("status", "ok") == "ok":
+            hands += rec["hands"]
+            decisions += rec["decisions"]
+            by_cap += bool(rec["by_cap"])
+        for f in rec.get("faults", ()):
             faults.setdefault(f["bot"], {}).setdefault(f["kind"], 0)
             faults[f["bot"]][f["kind"]] += 1
+        for seat in rec.get("seats", ()):
+            forfeits[seat["bot"]] = forfeits.get(seat["bot"], 0) + bool(seat["forfeited"])
+    counted = result.count("ok")
     lines = [
-        f"matches finished: {len(result.records)} of {result.planned}"
-        f" ({result.played_now} this run, {seconds:.1f} s)",
+        f"matches finished: {counted} of {result.planned} counted"
+        f" ({result.played_now} played this run, {seconds:.1f} s)",
+    ]
+    if result.count("void"):
+        lines.append(
+            f"void matches: {result.count('void')} (a seat never started; replayed once, "
+            "not counted)"
+        )
+    if result.count("error"):
+        lines.append(
+            f"matches failed by an arena error: {result.count('error')} "
+            "(recorded with the error in matches.jsonl; --resume plays them again)"
+        )
+    lines += [
         f"hands: {hands}, decisions: {decisions}, ended by hand cap: {by_cap}",
-        f"table size {spec.table_size}, seed {spec.seed}, "
-        f"{'duplicate deals (seats rotated)' if spec.duplicate else 'plain random deals'}",
+        f"table size {spec.table_size}, "
+        + ("deals from a fresh secret key" if spec.seed is None else f"seed {spec.seed}")
+        + f", {'duplicate deals (seats rotated)' if spec.duplicate else 'plain random deals'}",
         f"sandbox: {isolation}",
     ]
-    for bot, kinds in sorted(faults.items()):
+    for bot, why in result.did_not_start.items():
+        lines.append(f"DID NOT START: {clean(bot)}: {clean(why, 300)}")
+    for bot in sorted(set(faults) | {b for b, n in forfeits.items() if n}):
+        kinds = faults.get(bot, {})
+        told = ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items())) or "none"
         lines.append(
-            f"faults of {bot}: " + ", ".join(f"{k} x{n}" for k, n in sorted(kinds.items()))
+            f"faults of {clean(bot)}: {told}; forfeited {forfeits.get(bot, 0)} match(es); "
+            f"logs: arena logs {clean(bot)} --out {result.out_dir}"
         )
     return "\n".join(lines)
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    """True if option ``name`` was given on the command line (not a default)."""
+    return ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
 
 
 @click.command()
@@ -110,7 +100,14 @@ def _summary(result: LadderResult, spec: LadderSpec, isolation: str, seconds: fl
     default=None,
     help="Seats per table, 3-5. [default: 4, or the number of bots if fewer]",
 )
-@click.option("--seed", type=int, default=1, show_default=True, help="Ladder seed (decks, tables).")
+@click.option(
+    "--seed",
+    type=int,
+    default=None,
+    help="Deal from this seed: the run can be reproduced exactly, and whoever knows the "
+    "seed can predict every deal. [default: a fresh secret key per run, kept in the run's "
+    "deal.key and never shown to a bot]",
+)
 @click.option(
     "--jobs",
     type=click.IntRange(min=1),
@@ -128,7 +125,8 @@ def _summary(result: LadderResult, spec: LadderSpec, isolation: str, seconds: fl
 @click.option(
     "--resume",
     is_flag=True,
-    help="Continue an interrupted ladder in --out (default: the latest run in arena-out/).",
+    help="Continue an interrupted ladder in --out (default: the latest run in arena-out/) "
+    "with its saved bots and options; options given must equal the saved ones.",
 )
 @click.option(
     "--duplicate/--no-duplicate",
@@ -149,11 +147,13 @@ def _summary(result: LadderResult, spec: LadderSpec, isolation: str, seconds: fl
     show_default=True,
     help="Hands after which a match ends by bankroll (0: no cap).",
 )
+@click.pass_context
 def run(
+    ctx: click.Context,
     bots: tuple[str, ...],
     matches: int,
     table_size: int | None,
-    seed: int,
+    seed: int | None,
     jobs: int | None,
     sandbox: str,
     decision_ms: int,
@@ -171,38 +171,66 @@ def run(
     bot plays. Matches are ranked by bankroll survival (who outlasts whom, chips as the
     tie-break); see docs/arena.md for the columns.
 
+    Exit codes: 0 done; 1 done, but a bot did not start or a match failed by an arena
+    error (see the summary); 2 bad arguments; 3 the arena could not run or write its
+    files; 130 interrupted (the standings of what finished are written).
+
     \b
     Examples:
         arena run
         arena run ./mybot random greedy --matches 24 --jobs 2
+        arena run --resume                  # continue the latest run as it was started
         arena run --out runs/today --resume
     """
     # Wide enough for the table when the output is a file or a pipe, not a terminal.
     console = Console(stderr=False, width=None if sys.stdout.isatty() else 130)
     err = Console(stderr=True, width=None if sys.stderr.isatty() else 130)
     try:
-        manifests = [resolve_bot(b) for b in bots] if bots else list(bundled_bots().values())
-        if len(manifests) < 3:
-            raise PlanError(
-                f"a ladder needs at least 3 bots (tables seat 3-5), got {len(manifests)}"
-            )
-        k = table_size or min(4, len(manifests))
-        spec = LadderSpec(
-            bots=tuple(manifests),
-            matches=matches,
-            table_size=k,
-            seed=seed,
-            duplicate=duplicate,
-            stake=stake,
-            bankroll=bankroll,
-            hand_cap=hand_cap or None,
-            clock=TimeControl(decision_ms=decision_ms, time_bank_ms=time_bank_ms),
-        )
-        spec.config()  # validates stake/bankroll before anything starts
         out = out or (_latest_run() if resume else _new_run_dir())
+        if resume:
+            saved = LadderSpec.from_identity(read_saved(out))
+            manifests = [resolve_bot(b) for b in bots] if bots else list(saved.bots)
+            k = table_size if _given(ctx, "table_size") else saved.table_size
+            spec = LadderSpec(
+                bots=tuple(manifests),
+                matches=matches if _given(ctx, "matches") else saved.matches,
+                table_size=k or min(4, len(manifests)),
+                seed=seed if _given(ctx, "seed") else saved.seed,
+                duplicate=duplicate if _given(ctx, "duplicate") else saved.duplicate,
+                stake=stake if _given(ctx, "stake") else saved.stake,
+                bankroll=bankroll if _given(ctx, "bankroll") else saved.bankroll,
+                hand_cap=(hand_cap or None) if _given(ctx, "hand_cap") else saved.hand_cap,
+                clock=TimeControl(
+                    decision_ms=decision_ms
+                    if _given(ctx, "decision_ms")
+                    else saved.clock.decision_ms,
+                    time_bank_ms=time_bank_ms
+                    if _given(ctx, "time_bank_ms")
+                    else saved.clock.time_bank_ms,
+                ),
+            )
+        else:
+            manifests = [resolve_bot(b) for b in bots] if bots else list(bundled_bots().values())
+            spec = LadderSpec(
+                bots=tuple(manifests),
+                matches=matches,
+                table_size=table_size or min(4, len(manifests)),
+                seed=seed,
+                duplicate=duplicate,
+                stake=stake,
+                bankroll=bankroll,
+                hand_cap=hand_cap or None,
+                clock=TimeControl(decision_ms=decision_ms, time_bank_ms=time_bank_ms),
+            )
+        if len(spec.bots) < 3:
+            raise PlanError(
+                f"a ladder needs at least 3 bots (tables seat 3-5), got {len(spec.bots)}"
+            )
+        spec.config()  # validates stake/bankroll before anything starts
         box = choose_sandbox(sandbox, SandboxLimits())
     except (ArenaError, ValueError) as e:
         raise ArenaCliError(str(e)) from e
+    k = spec.table_size
     workers = jobs or max(1, min(2, os.cpu_count() or 1))
     err.print(f"[bold]sandbox:[/] {box.isolation}", soft_wrap=True)
     progress = Progress(
@@ -210,7 +238,7 @@ def run(
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        TextColumn("{task.fields[last]}"),
+        TextColumn("{task.fields[last]}", markup=False),
         console=err,
         disable=not err.is_terminal and not os.environ.get("ARENA_PROGRESS"),
     )
@@ -224,11 +252,19 @@ def run(
         )
 
     def on_match(rec: dict[str, Any], done: int, total: int) -> None:
-        winner = [b for b, p in zip(rec["bots"], rec["placements"], strict=True) if p == 1]
-        progress.update(task, completed=done, last=f"{rec['match_id']}: {', '.join(winner)} won")
+        if rec["status"] == "ok":
+            winner = [b for b, p in zip(rec["bots"], rec["placements"], strict=True) if p == 1]
+            told = f"{clean(', '.join(winner))} won"
+        elif rec["status"] == "void":
+            told = "void (a seat never started)" + (", played again" if rec["attempt"] < 2 else "")
+        else:
+            told = f"arena error: {clean(rec['error'], 200)}"
+        progress.update(task, completed=done, last=f"{rec['match_id']}: {told}")
         if not progress.live.is_started:
-            err.print(f"[{done}/{total}] {rec['match_id']}: {', '.join(winner)} won")
+            err.print(f"[{done}/{total}] {rec['match_id']}: {told}", markup=False, soft_wrap=True)
 
+    cancel = threading.Event()
+    undo = install_interrupt(cancel)
     t0 = time.perf_counter()
     try:
         with progress:
@@ -238,30 +274,42 @@ def run(
                 sandbox=box,
                 jobs=workers,
                 resume=resume,
+                cancel=cancel,
                 on_match=on_match,
                 on_plan=on_plan,
             )
     except ArenaError as e:
         raise ArenaCliError(str(e)) from e
+    finally:
+        undo()
     seconds = time.perf_counter() - t0
-    title = f"Standings after {len(result.records)} matches (bankroll survival)"
+    title = f"Standings after {result.count('ok')} matches (bankroll survival)"
     if result.standings:
         console.print(standings_table(result.standings, title))
+        console.print(STANDINGS_LEGEND, soft_wrap=True, markup=False)
     summary = _summary(result, spec, box.isolation, seconds)
-    console.print(summary, soft_wrap=True)
-    with open(out / "summary.txt", "w", encoding="utf-8") as f:
-        if result.standings:
-            Console(file=f, width=140).print(standings_table(result.standings, title))
-        f.write(summary + "\n")
+    console.print(summary, soft_wrap=True, markup=False)
+    try:
+        with open(out / "summary.txt", "w", encoding="utf-8") as f:
+            if result.standings:
+                Console(file=f, width=140).print(standings_table(result.standings, title))
+                f.write(STANDINGS_LEGEND + "\n")
+            f.write(summary + "\n")
+    except OSError as e:
+        raise ArenaCliError(f"cannot write {out / 'summary.txt'}: {e.strerror or e}") from e
     console.print(
         f"files: {out}/standings.json, standings.csv, replays/, logs/, summary.txt", soft_wrap=True
     )
     if result.interrupted:
         err.print(
-            f"interrupted: {len(result.records)} of {result.planned} matches are saved; "
-            f"continue with: arena run ... --out {out} --resume"
+            f"interrupted: {result.count('ok')} of {result.planned} matches are saved; "
+            f"continue with: arena run ... --out {out} --resume",
+            soft_wrap=True,
+            markup=False,
         )
         sys.exit(130)
+    if result.did_not_start or result.count("error"):
+        sys.exit(1)
 
 
 def _new_run_dir() -> Path:

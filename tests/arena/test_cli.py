@@ -26,8 +26,10 @@ from arena import __version__
 from arena.cli import main
 
 BOTS = ("random", "greedy", "counter")
-LADDER = [*BOTS, "--matches", "3", "--hand-cap", "30", "--sandbox", "process"]
-"""A ladder of a few seconds: one table, one seat rotation of 3 matches of 30 hands."""
+LADDER = [*BOTS, "--matches", "3", "--hand-cap", "30", "--sandbox", "process", "--seed", "1"]
+"""A ladder of a few seconds: one table, one seat rotation of 3 matches of 30 hands.
+
+An explicit seed, so that two runs deal the same cards (the default is a fresh secret key)."""
 
 STANDINGS_FIELDS = {
     "rank",
@@ -38,7 +40,10 @@ STANDINGS_FIELDS = {
     "score_low",
     "score_high",
     "mean_place",
-    "survival_rate",
+    "status",
+    "first_places",
+    "first_rate",
+    "reason",
     "mean_chips",
     "chips_per_hand",
     "rating",
@@ -167,8 +172,8 @@ def test_help_lists_the_version_command() -> None:
 
 @pytest.mark.parametrize(
     "command",
-    [[], ["run"], ["replay"], ["new-bot"], ["check"], ["version"]],
-    ids=["arena", "run", "replay", "new-bot", "check", "version"],
+    [[], ["run"], ["replay"], ["new-bot"], ["check"], ["version"], ["logs"]],
+    ids=["arena", "run", "replay", "new-bot", "check", "version", "logs"],
 )
 def test_help_of_every_command_shows_an_example(command: list[str]) -> None:
     """``--help`` exits 0 and shows an ``Example:`` heading with an ``arena …`` line under it.
@@ -198,6 +203,7 @@ def test_run_writes_the_documented_files(finished: Run) -> None:
     """The output directory holds exactly the files documented in ``arena._ladder``."""
     expected = {
         "ladder.json",
+        "deal.key",
         "matches.jsonl",
         "replays",
         "logs",
@@ -348,7 +354,7 @@ def test_resume_with_different_options_exits_3(finished_copy: Path) -> None:
 
     assert 3 == result.exit_code, result.output
     assert 1 == len(errors), result.output
-    assert "--resume: the options differ" in errors[0]
+    assert "--resume: --matches differ" in errors[0]
     assert before == (finished_copy / "matches.jsonl").read_bytes()
 
 

@@ -11,13 +11,14 @@ from arena._errors import PlanError
 from arena._plan import plan_ladder
 
 
-def test_duplicate_deals_rotate_seats_with_one_seed() -> None:
-    """Each group plays one seed K times, every bot once in every seat."""
+def test_duplicate_deals_rotate_seats_within_a_group() -> None:
+    """Each group (one deal seed) is played K times, every bot once in every seat."""
     plan = plan_ladder(["a", "b", "c", "d"], matches=8, table_size=4, seed=1)
     assert 8 == len(plan)
     for g in (0, 1):
         group = [p for p in plan if p.group == g]
-        assert 1 == len({p.seed for p in group})
+        assert 4 == len(group)
+        assert 1 == len({frozenset(p.bots) for p in group})
         for seat in range(4):
             assert {"a", "b", "c", "d"} == {p.bots[seat] for p in group}
 
@@ -45,11 +46,18 @@ def test_balanced_selection_when_not_affordable() -> None:
 
 
 def test_plan_is_a_pure_function_of_its_parameters() -> None:
-    """The same parameters give the same plan; another seed gives other decks."""
-    a = plan_ladder(["a", "b", "c"], matches=6, table_size=3, seed=5)
-    assert a == plan_ladder(["a", "b", "c"], matches=6, table_size=3, seed=5)
-    b = plan_ladder(["a", "b", "c"], matches=6, table_size=3, seed=6)
-    assert [p.seed for p in a] != [p.seed for p in b]
+    """The same parameters give the same plan; another seed gives other tables."""
+    bots = [f"b{i}" for i in range(9)]
+    a = plan_ladder(bots, matches=12, table_size=3, seed=5, duplicate=False)
+    assert a == plan_ladder(bots, matches=12, table_size=3, seed=5, duplicate=False)
+    b = plan_ladder(bots, matches=12, table_size=3, seed=6, duplicate=False)
+    assert [p.bots for p in a] != [p.bots for p in b]
+
+
+def test_a_plan_holds_no_deal_seed() -> None:
+    """Plans (saved in ladder.json) carry groups, never a deal seed: decks stay secret."""
+    plan = plan_ladder(["a", "b", "c"], matches=3, table_size=3, seed=5)
+    assert {"index", "match_id", "group", "bots"} == set(plan[0].__dataclass_fields__)
 
 
 @pytest.mark.parametrize(

@@ -28,7 +28,7 @@ def test_bundled_bot_passes_the_conformance_check(name: str, tmp_path: Path) -> 
     try:
         bot = box.start(read_manifest(ROOT / "bots" / name), tmp_path / "bot", "check")
         # The search bot thinks for 50 ms a decision by default: well inside the 1 s deadline.
-        report = check_bot(bot.endpoint, matches=8, seed=1)
+        report = check_bot(bot.endpoint, matches=8, seed=1, seat_token=bot.seat_token)
     finally:
         box.close()
     assert report.ok, format_report(report)
