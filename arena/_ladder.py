@@ -347,9 +347,12 @@ def read_saved(out: Path) -> dict[str, Any]:
     """The identity (options) saved in ``out/ladder.json``.
 
     Raises:
+        PlanError: there is no saved ladder in ``out``.
         ResultsError: the file cannot be read or is not a saved ladder.
     """
     meta = out / "ladder.json"
+    if not meta.exists():
+        raise PlanError(f"--resume: {out} holds no ladder to resume (no ladder.json)")
     try:
         saved = json.loads(meta.read_text(encoding="utf-8"))
         identity = saved["identity"]

@@ -25,6 +25,7 @@ __all__ = [
     "open_socket",
     "process_gone",
     "process_start",
+    "stop_all",
 ]
 
 
@@ -270,3 +271,12 @@ def process_gone(pid: int, start: str) -> bool:
     except PermissionError:
         pass  # it exists; owned by someone else
     return start not in ("", "0") and process_start(pid) not in ("", start)
+
+
+def stop_all(bots: Iterable[RunningBot]) -> None:
+    """Stop ``bots`` all at once: each may take its grace period, and Ctrl-C must be quick."""
+    threads = [threading.Thread(target=b.stop, name="stop", daemon=True) for b in bots]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()

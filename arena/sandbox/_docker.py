@@ -54,6 +54,7 @@ from arena.sandbox._base import (
     open_socket,
     process_gone,
     process_start,
+    stop_all,
 )
 from arena.sandbox._images import Log, ensure_base_image, ensure_bot_image, stderr_log
 from flipflop import BotManifest
@@ -565,8 +566,7 @@ class DockerSandbox:
         """Remove every container this sandbox started (idempotent)."""
         with self._lock:
             bots = list(self._running)
-        for b in bots:
-            b.stop()
+        stop_all(bots)
         with contextlib.suppress(docker.errors.DockerException):
             _reap_run(self.client, self.run_id)
         with self._lock:

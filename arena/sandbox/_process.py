@@ -40,7 +40,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from arena._errors import SandboxError
-from arena.sandbox._base import SandboxKind, SandboxLimits, StderrCapture, open_socket
+from arena.sandbox._base import (
+    SandboxKind,
+    SandboxLimits,
+    StderrCapture,
+    open_socket,
+    stop_all,
+)
 from arena.sandbox._cgroup import BotCgroup, CgroupTree, cgroup_tree, decode, remove_cgroup
 from flipflop import BotManifest
 
@@ -482,8 +488,7 @@ class ProcessSandbox:
         """Stop every bot this sandbox started."""
         with self._lock:
             bots = list(self._running)
-        for b in bots:
-            b.stop()
+        stop_all(bots)
         self._watchdog.close()
 
 

@@ -604,3 +604,35 @@ def test_resuming_an_interrupted_ladder_gives_the_uninterrupted_standings(
     assert (finished.out / "standings.json").read_text(encoding="utf-8") == (
         out / "standings.json"
     ).read_text(encoding="utf-8")
+
+
+def test_resume_alone_continues_the_latest_run_with_its_saved_options(
+    finished: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``arena run --resume`` with nothing else: the latest run in arena-out/, its own bots.
+
+    The run's last match is lost, so the resume has one to play: with the saved bots, seed
+    and hand cap (none given again), to the very standings of the run.
+    """
+    monkeypatch.chdir(tmp_path)
+    out = Path(shutil.copytree(finished.out, tmp_path / "arena-out" / "run-1"))
+    lines = (out / "matches.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (out / "matches.jsonl").write_text("".join(lines[:-1]), encoding="utf-8")
+
+    result = invoke("run", "--resume", "--sandbox", "process")
+
+    assert 0 == result.exit_code, result.output
+    assert [json.loads(lines[-1])["match_id"]] == played_match_ids(result)
+    assert (finished.out / "standings.json").read_text(encoding="utf-8") == (
+        out / "standings.json"
+    ).read_text(encoding="utf-8")
+
+
+def test_resume_of_a_directory_without_a_run_is_a_one_line_error(tmp_path: Path) -> None:
+    """``--resume --out DIR`` where DIR holds no ladder: one error line, exit 3."""
+    result = invoke("run", "--resume", "--out", str(tmp_path))
+
+    assert 3 == result.exit_code, result.output
+    assert [f"Error: --resume: {tmp_path} holds no ladder to resume (no ladder.json)"] == (
+        error_lines(result)
+    )
