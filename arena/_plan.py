@@ -5,12 +5,17 @@ matches, whatever the parallelism. It holds no deal seeds: a group's decks come 
 run's secret deal key (``arena._deal.match_seed(key, group)``), so a plan is no secret.
 
 - **Tables**: every combination of ``table_size`` bots when the match budget covers them all
-  (repeated with fresh seeds while budget remains), otherwise a balanced selection in which
-  every bot appears as evenly as possible.
+  (repeated with fresh seeds while budget remains; what is left over after the last whole
+  round is a balanced selection), otherwise a balanced selection: every bot sits at a number
+  of tables within one of every other bot's, at any point of the plan, and each table is
+  chosen so that its bots have met as little as possible. Planning takes time and memory in
+  proportion to the tables planned, never to the number of possible tables.
 - **Duplicate deals** (default): each table's group plays one deal seed ``table_size`` times
   with the seats rotated, so every bot sits in every seat with the same cards; the number of
   matches is rounded up to whole rotations. Without duplicate deals every match is a group
   of its own, with a shuffled seat order.
+
+``plan_spread`` measures how even a plan is: matches per bot, and tables shared per pair.
 """
 
 from __future__ import annotations
@@ -18,12 +23,18 @@ from __future__ import annotations
 import itertools
 import math
 import random
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from arena._errors import PlanError
 
-__all__ = ["PlannedMatch", "plan_ladder"]
+__all__ = ["PlanSpread", "PlannedMatch", "plan_ladder", "plan_spread"]
+
+# At most this many bots are scored for a seat. In a large ladder the first one drawn has
+# nearly always met no one at the table, so the search stops at once; the cap bounds the work
+# where meetings are dense. A level with this many bots or fewer left is searched in full.
+_CANDIDATES = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,34 +54,232 @@ class PlannedMatch:
     bots: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class PlanSpread:
+    """How evenly a plan shares out matches among bots and meetings among pairs of bots.
+
+    A *meeting* is a table two bots share: a duplicate group counts once, however many
+    rotations it plays. Every pair of bots could meet, so when the plan has fewer meetings
+    than pairs, some pairs never meet and ``min_meetings`` is 0.
+
+    Attributes:
+        bots: bots in the ladder.
+        min_matches: fewest matches any bot plays.
+        max_matches: most matches any bot plays.
+        pairs: pairs of bots, ``C(bots, 2)``.
+        never_met: pairs that share no table.
+        min_meetings: fewest tables any pair shares.
+        max_meetings: most tables any pair shares.
+    """
+
+    bots: int
+    min_matches: int
+    max_matches: int
+    pairs: int
+    never_met: int
+    min_meetings: int
+    max_meetings: int
+
+    def __str__(self) -> str:
+        unmet = f", {self.never_met:,} of {self.pairs:,} pairs never met" if self.never_met else ""
+        return (
+            f"{self.min_matches}-{self.max_matches} matches per bot, "
+            f"{self.min_meetings}-{self.max_meetings} tables per pair{unmet}"
+        )
+
+
+def plan_spread(plan: Iterable[PlannedMatch], bots: Iterable[str] = ()) -> PlanSpread:
+    """Measure how evenly ``plan`` shares out matches and meetings.
+
+    Args:
+        plan: a plan from ``plan_ladder``.
+        bots: the ladder's bots, so that a bot the plan never seats counts with 0 matches
+            (a plan of fewer tables than bots); by default, the bots seated in the plan.
+    """
+    index: dict[str, int] = {b: i for i, b in enumerate(dict.fromkeys(bots))}
+    matches: Counter[int] = Counter()
+    meetings: Counter[int] = Counter()
+    groups: set[int] = set()
+    for p in plan:
+        seats = sorted(index.setdefault(b, len(index)) for b in p.bots)
+        matches.update(seats)
+        if p.group not in groups:  # the rotations of a duplicate group are one meeting
+            groups.add(p.group)
+            meetings.update(a << 32 | b for a, b in itertools.combinations(seats, 2))
+    n = len(index)
+    pairs = math.comb(n, 2)
+    never_met = pairs - len(meetings)
+    return PlanSpread(
+        bots=n,
+        min_matches=min((matches[i] for i in range(n)), default=0),
+        max_matches=max(matches.values(), default=0),
+        pairs=pairs,
+        never_met=never_met,
+        min_meetings=0 if never_met else min(meetings.values(), default=0),
+        max_meetings=max(meetings.values(), default=0),
+    )
+
+
+class _Balanced:
+    """Chooses tables one at a time, each bot within one table of the others, pairs even.
+
+    Bots are numbered. The bots that have sat at the fewest tables (``low``) and those with
+    one table more (``high``) are the only two levels: a table takes its bots from ``low``,
+    and when ``low`` has fewer than a table's worth, all of them sit with the rest taken from
+    ``high``, which becomes the new ``low``. So every prefix of the plan is balanced.
+
+    Each seat goes to the allowed bot that has met the bots already seated least often (pair
+    counts live in a dict of the pairs that met, keyed ``a * n + b``), scoring at most
+    ``_CANDIDATES`` bots drawn by the rng and stopping at the first that cannot be beaten:
+    time and memory grow with the tables chosen, not with the bots or the possible tables.
+    The last tables of a level have few bots to choose from, so they look ahead: from a
+    ``low`` of at most ``_CANDIDATES`` the bots that have met the most others in it sit
+    first, and the last ``k + 1`` to ``2k`` are split whichever way gives the fewest meetings
+    to this table and the bots it leaves to sit together at the next.
+    """
+
+    def __init__(self, n: int, k: int, rng: random.Random) -> None:
+        self.n, self.k, self.rng = n, k, rng
+        self.low = list(range(n))
+        rng.shuffle(self.low)
+        self.high: list[int] = []
+        self.met: dict[int, int] = {}
+        # How many pairs have met exactly m times, and the least m over all pairs (``floor``):
+        # no seat can cost less than the number of bots already seated times that.
+        self.at_level: list[int] = [math.comb(n, 2)]
+        self.floor = 0
+
+    def table(self) -> list[int]:
+        """The next table's bots, by number, and the bookkeeping of their meetings."""
+        m, k = len(self.low), self.k
+        if m < k:  # the rest of the lowest level sits, with the others from the next level
+            forced = self.low
+            self.low, self.high = self.high, []
+            table = list(forced)
+            while len(table) < k:
+                table.append(self._pick(table))
+            self.low.extend(forced)
+            self.high.extend(table[len(forced) :])
+        elif m <= 2 * k:
+            table = self._split()
+            self.high.extend(table)
+        elif m <= _CANDIDATES:
+            table = self._tail()
+            self.high.extend(table)
+        else:
+            table = []
+            while len(table) < k:
+                table.append(self._pick(table))
+            self.high.extend(table)
+        self._meet(table)
+        return table
+
+    def _key(self, a: int, b: int) -> int:
+        return a * self.n + b if a < b else b * self.n + a
+
+    def _cost(self, bot: int, table: Sequence[int]) -> int:
+        met, n = self.met, self.n
+        return sum(met.get(bot * n + t if bot < t else t * n + bot, 0) for t in table)
+
+    def _pick(self, table: Sequence[int]) -> int:
+        """Take from ``low`` the bot that has met ``table`` least (among those scored)."""
+        low, rng = self.low, self.rng
+        size = len(low)
+        if not table:
+            best = rng.randrange(size)
+        else:
+            bound = len(table) * self.floor
+            if size <= _CANDIDATES:
+                start = rng.randrange(size)
+                order: Iterable[int] = ((start + i) % size for i in range(size))
+            else:
+                order = (rng.randrange(size) for _ in range(_CANDIDATES))
+            best, least = -1, math.inf
+            for j in order:
+                cost = self._cost(low[j], table)
+                if cost < least:
+                    best, least = j, cost
+                    if cost <= bound:
+                        break
+        bot = low[best]
+        low[best] = low[-1]
+        low.pop()
+        return bot
+
+    def _tail(self) -> list[int]:
+        """Take a table from a small ``low``, hardest bots first.
+
+        The bots that have met the most others in ``low`` sit first, so that those left for
+        the last tables of the level can still be seated apart.
+        """
+        low, k, met, n = self.low, self.k, self.met, self.n
+        hard = {a: sum(met.get(a * n + b if a < b else b * n + a, 0) for b in low) for a in low}
+        start = self.rng.randrange(len(low))
+        order = low[start:] + low[:start]
+        table: list[int] = []
+        while len(table) < k:
+            bot = min(
+                (b for b in order if b not in table),
+                key=lambda b: (self._cost(b, table), -hard[b]),
+            )
+            table.append(bot)
+        chosen = set(table)
+        self.low = [b for b in low if b not in chosen]
+        return table
+
+    def _split(self) -> list[int]:
+        """Take from ``low`` (``k`` to ``2k`` bots) the best table, looking one table ahead.
+
+        The best table is the one that, with the bots it leaves to sit together next, has the
+        fewest meetings; on a tie, the first in ``low``'s order.
+        """
+        low, k = self.low, self.k
+        size = len(low)
+        cost = [[self.met.get(self._key(a, b), 0) for b in low] for a in low]
+        if size == k or not any(map(any, cost)):
+            chosen: Sequence[int] = range(k)
+        else:
+            everyone = set(range(size))
+            best, least = None, math.inf
+            for combo in itertools.combinations(range(size), k):
+                rest = sorted(everyone.difference(combo))
+                total = sum(cost[a][b] for a, b in itertools.combinations(combo, 2)) + sum(
+                    cost[a][b] for a, b in itertools.combinations(rest, 2)
+                )
+                if total < least:
+                    best, least = combo, total
+            assert best is not None
+            chosen = best
+        table = [low[i] for i in chosen]
+        taken = set(chosen)
+        self.low = [b for i, b in enumerate(low) if i not in taken]
+        return table
+
+    def _meet(self, table: Sequence[int]) -> None:
+        met, at_level = self.met, self.at_level
+        for a, b in itertools.combinations(table, 2):
+            key = self._key(a, b)
+            was = met.get(key, 0)
+            met[key] = was + 1
+            at_level[was] -= 1
+            if was + 1 == len(at_level):
+                at_level.append(0)
+            at_level[was + 1] += 1
+        while not at_level[self.floor]:
+            self.floor += 1
+
+
 def _tables(bots: Sequence[str], k: int, count: int, rng: random.Random) -> list[tuple[str, ...]]:
     """``count`` tables of ``k`` bots: all combinations in turn if affordable, else balanced."""
-    combos = list(itertools.combinations(bots, k))
-    if count >= len(combos):
-        return [combos[i % len(combos)] for i in range(count)]
-    appearances = dict.fromkeys(bots, 0)
-    pairs: dict[tuple[str, str], int] = {}
-    out = []
-    for _ in range(count):
-        # Least-used bots first; among equals, those that met least; ties broken by the rng.
-        order = sorted(bots, key=lambda b: (appearances[b], rng.random()))
-        table = [order[0]]
-        for _ in range(k - 1):
-            rest = [b for b in order if b not in table]
-            table.append(
-                min(
-                    rest,
-                    key=lambda b: (
-                        appearances[b],
-                        sum(pairs.get((min(b, t), max(b, t)), 0) for t in table),
-                    ),
-                )
-            )
-        for b in table:
-            appearances[b] += 1
-        for a, b in itertools.combinations(sorted(table), 2):
-            pairs[(a, b)] = pairs.get((a, b), 0) + 1
-        out.append(tuple(sorted(table, key=bots.index)))
+    every = math.comb(len(bots), k)
+    out: list[tuple[str, ...]] = []
+    if count >= every:  # affordable: at most ``count`` combinations are built
+        out = list(itertools.combinations(bots, k)) * (count // every)
+        count %= every
+    if count:
+        chooser = _Balanced(len(bots), k, rng)
+        for _ in range(count):
+            out.append(tuple(bots[i] for i in sorted(chooser.table())))
     return out
 
 

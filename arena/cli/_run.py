@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from arena._bundled import bundled_bots, resolve_bot
 from arena._errors import ArenaError, PlanError
 from arena._ladder import LadderResult, LadderSpec, install_interrupt, read_saved, run_ladder
-from arena._plan import PlannedMatch
+from arena._plan import PlannedMatch, plan_spread
 from arena._runner import TimeControl
 from arena._text import clean
 from arena.cli._errors import ArenaCliError
@@ -250,6 +250,8 @@ def run(
             f"{len(plan)} matches planned ({done} already finished), table size {k}, "
             f"{workers} at a time; writing to {out}/"
         )
+        spread = plan_spread(plan, [b.name for b in spec.bots])
+        err.print(f"plan spread: {spread}", markup=False, soft_wrap=True)
 
     def on_match(rec: dict[str, Any], done: int, total: int) -> None:
         if rec["status"] == "ok":

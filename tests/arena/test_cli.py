@@ -636,3 +636,10 @@ def test_resume_of_a_directory_without_a_run_is_a_one_line_error(tmp_path: Path)
     assert [f"Error: --resume: {tmp_path} holds no ladder to resume (no ladder.json)"] == (
         error_lines(result)
     )
+
+
+def test_run_prints_the_spread_of_its_plan(finished: Run) -> None:
+    """Before play, the balance of the plan: matches per bot and meetings per pair."""
+    lines = [x for x in finished.result.stderr.splitlines() if x.startswith("plan spread: ")]
+
+    assert ["plan spread: 3-3 matches per bot, 1-1 tables per pair"] == lines

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import itertools
+import math
 from collections import Counter
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from arena._errors import PlanError
-from arena._plan import plan_ladder
+from arena._plan import PlannedMatch, PlanSpread, plan_ladder, plan_spread
+
+MANY = [f"bot{i:04d}" for i in range(1000)]
 
 
 def test_duplicate_deals_rotate_seats_within_a_group() -> None:
@@ -73,3 +78,130 @@ def test_bad_parameters_say_why(bots: list[str], k: int, matches: int, msg: str)
     """Unplannable ladders raise PlanError with the reason (R-PLAYERS for table size)."""
     with pytest.raises(PlanError, match=msg):
         plan_ladder(bots, matches=matches, table_size=k, seed=0)
+
+
+def _tables(plan: list[PlannedMatch]) -> list[tuple[str, ...]]:
+    """The table of each group, in group order (a group's rotations share one table)."""
+    first = {p.group: p for p in reversed(plan)}
+    return [tuple(sorted(first[g].bots)) for g in sorted(first)]
+
+
+def test_affordable_round_robin_plays_every_combination_in_order() -> None:
+    """With budget for two whole rounds, the tables are every combination in order, twice."""
+    bots = ["a", "b", "c", "d", "e"]
+    plan = plan_ladder(bots, matches=60, table_size=3, seed=2)
+    assert 2 * list(itertools.combinations(bots, 3)) == _tables(plan)
+
+
+def test_budget_left_after_whole_rounds_is_balanced() -> None:
+    """One round of every combination, then 2 tables more: still within one table per bot."""
+    bots = ["a", "b", "c", "d", "e"]
+    plan = plan_ladder(bots, matches=12, table_size=3, seed=2, duplicate=False)
+    tables = [tuple(sorted(p.bots)) for p in plan]
+    assert list(itertools.combinations(bots, 3)) == tables[:10]
+    counts = Counter(b for t in tables for b in t)
+    assert 1 >= max(counts.values()) - min(counts.values())
+
+
+@pytest.mark.parametrize(("matches", "per_bot"), [(2000, 10), (10_000, 50)])
+def test_large_ladder_is_balanced(matches: int, per_bot: int) -> None:
+    """1,000 bots at tables of 5: every bot plays as often, and no two bots meet twice."""
+    spread = plan_spread(plan_ladder(MANY, matches=matches, table_size=5, seed=7), MANY)
+    tables = matches // 5
+    assert (
+        PlanSpread(
+            bots=1000,
+            min_matches=per_bot,
+            max_matches=per_bot,
+            pairs=499_500,
+            never_met=499_500 - 10 * tables,
+            min_meetings=0,
+            max_meetings=1,
+        )
+        == spread
+    )
+
+
+def test_large_ladder_without_duplicate_deals_is_balanced() -> None:
+    """10,000 plain matches for 1,000 bots: 50 each, and still no pair at two tables."""
+    plan = plan_ladder(MANY, matches=10_000, table_size=5, seed=7, duplicate=False)
+    spread = plan_spread(plan, MANY)
+    assert (50, 50) == (spread.min_matches, spread.max_matches)
+    assert 1 == spread.max_meetings
+
+
+def test_dense_small_ladder_meets_every_pair_equally() -> None:
+    """9 bots, tables of 3, 12 tables: each of the 36 pairs meets exactly once."""
+    bots = [f"b{i}" for i in range(9)]
+    for seed in range(10):
+        spread = plan_spread(
+            plan_ladder(bots, matches=12, table_size=3, seed=seed, duplicate=False)
+        )
+        assert (1, 1, 0) == (spread.min_meetings, spread.max_meetings, spread.never_met)
+
+
+def test_large_plan_is_a_pure_function_of_its_parameters() -> None:
+    """1,000 bots: the same seed gives the same plan, another seed other tables."""
+    a = plan_ladder(MANY, matches=2000, table_size=5, seed=11)
+    assert a == plan_ladder(MANY, matches=2000, table_size=5, seed=11)
+    assert _tables(a) != _tables(plan_ladder(MANY, matches=2000, table_size=5, seed=12))
+
+
+def test_a_table_never_seats_a_bot_twice() -> None:
+    """Every table of a large plan seats five different bots."""
+    plan = plan_ladder(MANY, matches=10_000, table_size=5, seed=3, duplicate=False)
+    assert all(5 == len(set(p.bots)) for p in plan)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    n=st.integers(3, 40),
+    k=st.integers(3, 5),
+    matches=st.integers(1, 300),
+    seed=st.integers(0, 2**48),
+    duplicate=st.booleans(),
+)
+def test_every_plan_is_balanced(n: int, k: int, matches: int, seed: int, duplicate: bool) -> None:
+    """Any ladder has its matches, k bots at each table, every bot within one table.
+
+    Below a whole round robin every bot is within one table of the others after every table.
+    """
+    k = min(k, n)
+    bots = [f"b{i}" for i in range(n)]
+    plan = plan_ladder(bots, matches=matches, table_size=k, seed=seed, duplicate=duplicate)
+    assert (k * math.ceil(matches / k) if duplicate else matches) == len(plan)
+    assert all(k == len(set(p.bots)) for p in plan)
+    tables = _tables(plan)
+    counts = Counter(b for t in tables for b in t)
+    assert 1 >= max(counts[b] for b in bots) - min(counts[b] for b in bots)
+    if len(tables) < math.comb(n, k):
+        counts = Counter()
+        for t in tables:
+            counts.update(t)
+            assert 1 >= max(counts[b] for b in bots) - min(counts[b] for b in bots)
+
+
+def test_plan_spread_counts_matches_and_tables_shared() -> None:
+    """A duplicate group is one meeting, all its matches count; an unseated bot counts 0."""
+    plan = plan_ladder(["a", "b", "c", "d"], matches=6, table_size=3, seed=1)
+    spread = plan_spread(plan, ["a", "b", "c", "d", "e"])
+    assert (
+        PlanSpread(
+            bots=5,
+            min_matches=0,  # e
+            max_matches=6,  # the two bots at both tables
+            pairs=10,
+            never_met=10 - 5,  # two tables of 3 bots out of 4 share exactly one pair
+            min_meetings=0,
+            max_meetings=2,
+        )
+        == spread
+    )
+
+
+def test_plan_spread_reads_as_a_sentence() -> None:
+    """The spread prints as one line for ``arena run``."""
+    spread = PlanSpread(
+        bots=4, min_matches=3, max_matches=6, pairs=6, never_met=1, min_meetings=0, max_meetings=2
+    )
+    assert "3-6 matches per bot, 0-2 tables per pair, 1 of 6 pairs never met" == str(spread)
