@@ -39,7 +39,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from openskill.models import PlackettLuce
+from openskill.models import PlackettLuce, PlackettLuceRating
 
 from arena._text import clean
 
@@ -47,6 +47,7 @@ __all__ = [
     "BotStanding",
     "MatchOutcome",
     "StandingStatus",
+    "StandingsBuilder",
     "compute_standings",
     "write_standings",
 ]
@@ -291,3 +292,142 @@ def write_standings(rows: Sequence[BotStanding], out_dir: Path) -> tuple[Path, P
         w.writeheader()
         w.writerows({k: _csv_cell(v) for k, v in d.items()} for d in data)
     return js, cs
+
+
+class StandingsBuilder:
+    """The standings table built one match at a time, in memory proportional to the bots.
+
+    Per bot it keeps running sums, never the list of matches: the score's sum and sum of
+    squares as exact fractions (so the mean and the interval are the very numbers
+    ``compute_standings`` finds from the list), places, firsts, chips, hands, and the
+    openskill rating object. ``rows()`` gives the table of what was added so far, equal field
+    for field to ``compute_standings`` on the same outcomes.
+
+    Outcomes must come in match-id order (the rating is order-dependent): ``add`` refuses one
+    whose id sorts before the previous one's. A match that seats a bot that did not start
+    counts for nobody, so it must not be added; ``rows`` refuses a ``did_not_start`` that
+    names a bot it has seen.
+    """
+
+    __slots__ = ("_bots", "_last_id", "_model")
+
+    def __init__(self) -> None:
+        self._model = PlackettLuce()
+        self._bots: dict[str, _BotSums] = {}
+        self._last_id: str | None = None
+
+    @property
+    def bots(self) -> frozenset[str]:
+        """The bots seated in the outcomes added so far."""
+        return frozenset(self._bots)
+
+    def add(self, outcome: MatchOutcome) -> None:
+        """Count one finished match.
+
+        Raises:
+            ValueError: its match id sorts before the previous outcome's.
+        """
+        if self._last_id is not None and outcome.match_id < self._last_id:
+            raise ValueError(
+                f"outcomes must come in match-id order: {outcome.match_id!r} after "
+                f"{self._last_id!r}"
+            )
+        self._last_id = outcome.match_id
+        k = len(outcome.bots)
+        sums = []
+        for seat, bot in enumerate(outcome.bots):
+            s = self._bots.get(bot)
+            if s is None:
+                s = self._bots[bot] = _BotSums(self._model.rating(name=bot))
+            place = outcome.placements[seat]
+            score = Fraction(k - place, k - 1)
+            s.n += 1
+            s.score_sum += score
+            s.score_squares += score * score
+            s.place_sum += place
+            s.firsts += place == 1
+            s.chips_sum += outcome.bankrolls[seat]
+            s.net += outcome.bankrolls[seat] - outcome.start_bankroll
+            s.hands += outcome.hands
+            sums.append(s)
+        teams = [[s.rating] for s in sums]
+        rated = self._model.rate(teams, ranks=[float(p) for p in outcome.placements])
+        for s, team in zip(sums, rated, strict=True):
+            s.rating = team[0]
+
+    def rows(self, did_not_start: Mapping[str, str] = _NOBODY) -> list[BotStanding]:
+        """The table so far, as ``compute_standings`` gives it (see there).
+
+        Raises:
+            ValueError: a bot in ``did_not_start`` is seated in an added outcome.
+        """
+        seated = sorted(did_not_start.keys() & self._bots.keys())
+        if seated:
+            raise ValueError(
+                f"bots that did not start are seated in added outcomes: {', '.join(seated)}"
+            )
+        keyed: list[tuple[tuple[Fraction, Fraction, str], tuple[float, float], BotStanding]] = []
+        for bot, s in self._bots.items():
+            n = s.n
+            mean, low, high = s.score_interval()
+            mean_place = Fraction(s.place_sum, n)
+            r = s.rating
+            row = BotStanding(
+                rank=None,
+                tied=False,
+                bot=bot,
+                status=StandingStatus.RANKED,
+                matches=n,
+                score=float(mean),
+                score_low=low,
+                score_high=high,
+                mean_place=float(mean_place),
+                first_places=s.firsts,
+                first_rate=s.firsts / n,
+                mean_chips=s.chips_sum / n,
+                chips_per_hand=s.net / s.hands if s.hands else 0.0,
+                rating=r.mu,
+                rating_low=r.mu - _Z95 * r.sigma,
+                rating_high=r.mu + _Z95 * r.sigma,
+                reason="",
+            )
+            keyed.append(((-mean, mean_place, bot), (low, high), row))
+        keyed.sort(key=lambda k: k[0])
+        ranks = _band_ranks([interval for _, interval, _ in keyed])
+        sizes = Counter(ranks)
+        rows = [
+            replace(row, rank=rank, tied=sizes[rank] > 1)
+            for (_, _, row), rank in zip(keyed, ranks, strict=True)
+        ]
+        rows.extend(_not_started(bot, did_not_start[bot]) for bot in sorted(did_not_start))
+        return rows
+
+
+@dataclass(slots=True)
+class _BotSums:
+    """One bot's running sums in a ``StandingsBuilder``."""
+
+    rating: PlackettLuceRating
+    n: int = 0
+    score_sum: Fraction = Fraction(0)
+    score_squares: Fraction = Fraction(0)
+    place_sum: int = 0
+    firsts: int = 0
+    chips_sum: int = 0
+    net: int = 0
+    hands: int = 0
+
+    def score_interval(self) -> tuple[Fraction, float, float]:
+        """``_mean_ci`` of the scores, from the sums.
+
+        ``sum((v - mean)**2) == sum(v**2) - sum(v)**2 / n`` holds exactly for fractions, so
+        the variance, hence the interval, is the very float ``_mean_ci`` computes.
+        """
+        n = self.n
+        mean = self.score_sum / n
+        if n < 2:  # no spread to estimate: the score could be anything
+            return mean, 0.0, 1.0
+        var = (self.score_squares - self.score_sum * self.score_sum / n) / (n - 1)
+        half = _Z95 * math.sqrt(var / n)
+        m = float(mean)
+        return mean, max(0.0, m - half), min(1.0, m + half)
