@@ -46,8 +46,15 @@ from typing import Any
 from arena._deal import deal_key_from_seed, load_deal_key, match_seed, new_deal_key, save_deal_key
 from arena._errors import PlanError, ResultsError
 from arena._plan import PlannedMatch, plan_ladder
+from arena._records import (
+    ResultsTally,
+    StartsTally,
+    iter_latest_records,
+    outcome_of,
+    tally_results,
+)
 from arena._runner import MatchCancelled, MatchRecord, TimeControl, run_match
-from arena._standings import BotStanding, MatchOutcome, compute_standings, write_standings
+from arena._standings import BotStanding, MatchOutcome, write_standings
 from arena.sandbox import Sandbox
 from flipflop import BotManifest, MatchConfig, read_manifest, to_jsonable
 
@@ -166,35 +173,47 @@ OPTION_NAMES = {
 class LadderResult:
     """What a run of the ladder produced.
 
-    ``records`` are the latest record of each match (any status), sorted by match id;
-    ``did_not_start`` maps every bot that never started in any match to the reason.
+    ``tally`` holds the standings and the summary's totals over the latest record of each
+    match, read back from ``matches.jsonl`` as a stream (memory O(bots), not O(matches)).
     """
 
-    standings: tuple[BotStanding, ...]
-    records: tuple[dict[str, Any], ...]
+    tally: ResultsTally
     planned: int
     played_now: int
     interrupted: bool
     out_dir: Path
-    did_not_start: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def standings(self) -> tuple[BotStanding, ...]:
+        """The standings table, best first; bots that did not start last."""
+        return self.tally.standings
+
+    @property
+    def did_not_start(self) -> Mapping[str, str]:
+        """Every bot that never started in any match, with the reason."""
+        return self.tally.did_not_start
 
     def count(self, status: str) -> int:
         """How many matches' latest record has ``status`` (``ok``, ``void``, ``error``)."""
-        return sum(_status(r) == status for r in self.records)
+        return self.tally.count(status)
+
+    def records(self) -> list[dict[str, Any]]:
+        """The latest record of each match, in match-id order (read from the file)."""
+        return list(iter_latest_records(self.out_dir / "matches.jsonl"))
 
 
 def _status(record: Mapping[str, Any]) -> str:
     return str(record.get("status", "ok"))
 
 
-def read_records(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
-    """Every record in ``matches.jsonl``, in file order.
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """Every record in ``matches.jsonl``, in file order, all in memory.
 
-    A torn last line (the arena died mid-write) is not a record: with ``repair`` it is cut
-    off the file, so that the next append starts on a line of its own.
+    For tests and tools: the ladder itself streams the file (``arena._records``). A torn last
+    line (the arena died mid-write) is not a record.
 
     Raises:
-        ResultsError: the file cannot be read (or repaired).
+        ResultsError: the file cannot be read.
     """
     try:
         data = path.read_bytes()
@@ -203,14 +222,6 @@ def read_records(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     except OSError as e:
         raise ResultsError(f"cannot read {path}: {e.strerror or e}") from e
     whole = data.rfind(b"\n") + 1
-    if repair and whole < len(data):
-        try:
-            with open(path, "r+b") as f:
-                f.truncate(whole)
-                f.flush()
-                os.fsync(f.fileno())
-        except OSError as e:
-            raise ResultsError(f"cannot repair the torn last line of {path}: {e}") from e
     out = []
     for line in data[:whole].decode("utf-8", "replace").splitlines():
         try:
@@ -222,45 +233,46 @@ def read_records(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     return out
 
 
-def _latest(records: Sequence[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    latest: dict[str, dict[str, Any]] = {}
-    for r in records:
-        latest[r["match_id"]] = r
-    return latest
-
-
 def load_outcomes(records: Sequence[dict[str, Any]]) -> list[MatchOutcome]:
     """The standings' view of the records that count: finished, not void, not errors."""
-    return [
-        MatchOutcome(
-            match_id=r["match_id"],
-            bots=tuple(r["bots"]),
-            placements=tuple(r["placements"]),
-            bankrolls=tuple(r["bankrolls"]),
-            start_bankroll=r["start_bankroll"],
-            hands=r["hands"],
-        )
-        for r in records
-        if _status(r) == "ok"
-    ]
+    return [outcome_of(r) for r in records if _status(r) == "ok"]
 
 
 def did_not_start(records: Sequence[dict[str, Any]]) -> dict[str, str]:
     """Bots that never started in any of ``records``, each with the reason of its last try."""
-    started: set[str] = set()
-    tried: dict[str, str] = {}
+    starts = StartsTally()
     for r in records:
-        for seat in r.get("seats", ()):
-            if seat.get("started", True):
-                started.add(seat["bot"])
-            else:
-                why = [
-                    f["detail"]
-                    for f in r.get("faults", ())
-                    if f["seat"] == seat["seat"] and f["kind"] == "start"
-                ]
-                tried[seat["bot"]] = why[-1] if why else "did not start"
-    return {bot: why for bot, why in sorted(tried.items()) if bot not in started}
+        starts.add(r)
+    return starts.result()
+
+
+def _repair(path: Path) -> None:
+    """Cut a torn last line (the arena died mid-write) off ``path``, reading only its tail.
+
+    Raises:
+        ResultsError: the file cannot be read or repaired.
+    """
+    try:
+        with open(path, "r+b") as f:
+            end = f.seek(0, os.SEEK_END)
+            pos = end
+            while pos > 0:
+                step = min(65536, pos)
+                f.seek(pos - step)
+                chunk = f.read(step)
+                cut = chunk.rfind(b"\n")
+                if cut >= 0:
+                    pos = pos - step + cut + 1
+                    break
+                pos -= step
+            if pos < end:
+                f.truncate(pos)
+                f.flush()
+                os.fsync(f.fileno())
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise ResultsError(f"cannot repair the torn last line of {path}: {e}") from e
 
 
 def _done(record: Mapping[str, Any]) -> bool:
@@ -295,8 +307,12 @@ def _write_atomic(path: Path, text: str) -> None:
         raise ResultsError(f"cannot write {path}: {e.strerror or e}") from e
 
 
-def _prepare(spec: LadderSpec, out: Path, resume: bool) -> tuple[list[dict[str, Any]], bytes]:
-    """Create or check the output directory; return the records so far and the deal key."""
+def _prepare(spec: LadderSpec, out: Path, resume: bool) -> tuple[dict[str, int], bytes]:
+    """Create or check the output directory; return the matches' next attempts and the key.
+
+    The attempts map each recorded match id to ``_next_attempt`` of its latest record (0:
+    finished); a match not in it is played at attempt 1.
+    """
     meta = out / "ladder.json"
     key_file = out / "deal.key"
     if resume:
@@ -318,7 +334,9 @@ def _prepare(spec: LadderSpec, out: Path, resume: bool) -> tuple[list[dict[str, 
         key = load_deal_key(key_file) if key_file.exists() else spec.deal_key()
         if not key_file.exists():
             save_deal_key(key_file, key)  # a run saved before deal keys existed
-        return read_records(out / "matches.jsonl", repair=True), key
+        results = out / "matches.jsonl"
+        _repair(results)
+        return {r["match_id"]: _next_attempt(r) for r in iter_latest_records(results)}, key
     if meta.exists():
         raise PlanError(
             f"{out} already holds a ladder; continue it with --resume or choose another --out"
@@ -332,7 +350,7 @@ def _prepare(spec: LadderSpec, out: Path, resume: bool) -> tuple[list[dict[str, 
     if key_file.exists():
         key_file.unlink()  # left by a run that never wrote its ladder.json
     save_deal_key(key_file, key)
-    return [], key
+    return {}, key
 
 
 def _make_private(out: Path) -> None:
@@ -421,7 +439,7 @@ def run_ladder(
     """
     if jobs < 1:
         raise PlanError(f"--jobs must be at least 1, got {jobs}")
-    done, key = _prepare(spec, out, resume)
+    attempts, key = _prepare(spec, out, resume)
     plan = spec.plan(key)
     _write_atomic(
         out / "ladder.json",
@@ -435,8 +453,7 @@ def run_ladder(
         )
         + "\n",
     )
-    latest = _latest(done)
-    todo = [_Job(p, _next_attempt(latest.get(p.match_id))) for p in plan]
+    todo = [_Job(p, attempts.get(p.match_id, 1)) for p in plan]
     todo = [j for j in todo if j.attempt]
     finished = len(plan) - len(todo)
     if on_plan is not None:
@@ -463,7 +480,6 @@ def run_ladder(
                 except OSError as e:
                     write_error = _describe(e)
                     break
-                latest[rec["match_id"]] = rec
                 played += 1
                 retry = _next_attempt(rec) if rec["status"] == "void" else 0
                 if retry:
@@ -477,28 +493,19 @@ def run_ladder(
     with contextlib.suppress(OSError):
         for partial in (out / "replays").glob("*.partial"):
             partial.unlink()
-    records = sorted(latest.values(), key=lambda r: r["match_id"])
-    failed = did_not_start(records)
-    rows = compute_standings(load_outcomes(records), did_not_start=failed)
-    if rows:
+    tally = tally_results(out / "matches.jsonl")
+    if tally.standings:
         try:
-            write_standings(rows, out)
+            write_standings(tally.standings, out)
         except OSError as e:
             write_error = write_error or _describe(e)
     if write_error:
         raise ResultsError(
-            f"{write_error}; the ladder stopped. {sum(_done(r) for r in records)} of "
-            f"{len(plan)} matches are recorded in {out}; continue with --resume once it can "
-            "be written"
+            f"{write_error}; the ladder stopped. {finished} of {len(plan)} matches are "
+            f"recorded in {out}; continue with --resume once it can be written"
         )
     return LadderResult(
-        standings=tuple(rows),
-        records=tuple(records),
-        planned=len(plan),
-        played_now=played,
-        interrupted=interrupted,
-        out_dir=out,
-        did_not_start=failed,
+        tally=tally, planned=len(plan), played_now=played, interrupted=interrupted, out_dir=out
     )
 
 

@@ -30,6 +30,7 @@ from arena._standings import BotStanding, MatchOutcome, StandingsBuilder
 
 __all__ = [
     "ResultsTally",
+    "StartsTally",
     "iter_latest_records",
     "outcome_of",
     "standings_from_file",
@@ -172,7 +173,7 @@ def outcome_of(record: Mapping[str, Any]) -> MatchOutcome:
     )
 
 
-class _Starts:
+class StartsTally:
     """``did_not_start`` fed one record at a time: which bots started, which only tried."""
 
     __slots__ = ("started", "tried")
@@ -182,6 +183,7 @@ class _Starts:
         self.tried: dict[str, str] = {}
 
     def add(self, record: Mapping[str, Any]) -> None:
+        """Count one record's seats: started, or tried with the reason of its START fault."""
         for seat in record.get("seats", ()):
             if seat.get("started", True):
                 self.started.add(seat["bot"])
@@ -194,6 +196,7 @@ class _Starts:
                 self.tried[seat["bot"]] = why[-1] if why else "did not start"
 
     def result(self) -> dict[str, str]:
+        """Bots that only tried, never started, with the reason of their last try."""
         return {b: why for b, why in sorted(self.tried.items()) if b not in self.started}
 
 
@@ -211,7 +214,7 @@ def tally_results(path: Path) -> ResultsTally:
         ResultsError: the file cannot be read.
     """
     builder = StandingsBuilder()
-    starts = _Starts()
+    starts = StartsTally()
     statuses: dict[str, int] = {}
     faults: dict[str, dict[str, int]] = {}
     forfeits: dict[str, int] = {}

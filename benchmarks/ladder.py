@@ -135,19 +135,20 @@ def over_grpc(spec: LadderSpec, jobs: int) -> Measurement:
         t0 = time.perf_counter()
         result = run_ladder(spec, Path(tmp) / "out", sandbox=ProcessSandbox(), jobs=jobs)
         seconds = time.perf_counter() - t0
-    if result.interrupted or len(result.records) != result.planned:
-        sys.exit(f"--jobs {jobs}: {len(result.records)} of {result.planned} matches finished")
+        records = result.records()
+    if result.interrupted or len(records) != result.planned:
+        sys.exit(f"--jobs {jobs}: {len(records)} of {result.planned} matches finished")
     outcomes: dict[str, Outcome] = {
         r["match_id"]: (tuple(r["placements"]), tuple(r["bankrolls"]), r["hands"], r["decisions"])
-        for r in result.records
+        for r in records
     }
     return Measurement(
         f"gRPC, process sandbox, --jobs {jobs}",
         seconds,
-        sum(r["hands"] for r in result.records),
-        sum(r["decisions"] for r in result.records),
+        sum(r["hands"] for r in records),
+        sum(r["decisions"] for r in records),
         outcomes,
-        faults=sum(len(r["faults"]) for r in result.records),
+        faults=sum(len(r["faults"]) for r in records),
     )
 
 

@@ -33,19 +33,9 @@ _MATCH_DEFAULTS = MatchConfig()
 
 def _summary(result: LadderResult, spec: LadderSpec, isolation: str, seconds: float) -> str:
     """The totals, then per bot: faults by kind, forfeits and where its logs are."""
-    faults: dict[str, dict[str, int]] = {}
-    forfeits: dict[str, int] = {}
-    hands = decisions = by_cap = 0
-    for rec in result.records:
-        if rec.get("status", "ok") == "ok":
-            hands += rec["hands"]
-            decisions += rec["decisions"]
-            by_cap += bool(rec["by_cap"])
-        for f in rec.get("faults", ()):
-            faults.setdefault(f["bot"], {}).setdefault(f["kind"], 0)
-            faults[f["bot"]][f["kind"]] += 1
-        for seat in rec.get("seats", ()):
-            forfeits[seat["bot"]] = forfeits.get(seat["bot"], 0) + bool(seat["forfeited"])
+    tally = result.tally
+    faults, forfeits = tally.faults, tally.forfeits
+    hands, decisions, by_cap = tally.hands, tally.decisions, tally.by_cap
     counted = result.count("ok")
     lines = [
         f"matches finished: {counted} of {result.planned} counted"

@@ -18,7 +18,7 @@ def _ladder(out: Path, jobs: int) -> tuple[list[tuple[object, ...]], str]:
     assert not result.interrupted
     rows: list[tuple[object, ...]] = [
         (r["match_id"], tuple(r["bots"]), tuple(r["placements"]), tuple(r["bankrolls"]), r["hands"])
-        for r in result.records
+        for r in result.records()
     ]
     return rows, (out / "standings.json").read_text()
 

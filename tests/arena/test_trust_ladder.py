@@ -326,10 +326,11 @@ def test_an_arena_error_in_one_match_is_recorded_and_the_ladder_goes_on(
 
     assert not result.interrupted
     assert 2 == result.count("ok")
-    [error] = [r for r in result.records if r["status"] == "error"]
+    records = result.records()
+    [error] = [r for r in records if r["status"] == "error"]
     assert "m00001" == error["match_id"]
     assert "RuntimeError: an arena bug in one match" == error["error"]
-    assert all(3 == len(r["bots"]) for r in result.records)
+    assert all(3 == len(r["bots"]) for r in records)
     assert {2} == {row.matches for row in result.standings}
 
     monkeypatch.setattr(arena._ladder, "run_match", real)
