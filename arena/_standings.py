@@ -134,18 +134,6 @@ class BotStanding:
     reason: str
 
 
-def _mean_ci(values: Sequence[Fraction]) -> tuple[Fraction, float, float]:
-    """The exact mean of scores in [0, 1] and its 95 % interval, clipped to [0, 1]."""
-    n = len(values)
-    mean = sum(values, Fraction(0)) / n
-    if n < 2:  # no spread to estimate: the score could be anything
-        return mean, 0.0, 1.0
-    var = sum(((v - mean) ** 2 for v in values), Fraction(0)) / (n - 1)
-    half = _Z95 * math.sqrt(var / n)
-    m = float(mean)
-    return mean, max(0.0, m - half), min(1.0, m + half)
-
-
 def _not_started(bot: str, reason: str) -> BotStanding:
     return BotStanding(
         rank=None,
@@ -178,68 +166,11 @@ def compute_standings(
         did_not_start: bots that never started, each with the reason. They are listed
             last, by name, never ranked; a match that seats one of them is left out.
     """
-    ordered = sorted(
-        (o for o in outcomes if not did_not_start.keys() & set(o.bots)),
-        key=lambda o: o.match_id,
-    )
-    model = PlackettLuce()
-    ratings = {}
-    scores: dict[str, list[Fraction]] = {}
-    places: dict[str, list[int]] = {}
-    chips: dict[str, list[int]] = {}
-    net: dict[str, int] = {}
-    hands: dict[str, int] = {}
-    for o in ordered:
-        k = len(o.bots)
-        for seat, bot in enumerate(o.bots):
-            if bot not in ratings:
-                ratings[bot] = model.rating(name=bot)
-            place = o.placements[seat]
-            scores.setdefault(bot, []).append(Fraction(k - place, k - 1))
-            places.setdefault(bot, []).append(place)
-            chips.setdefault(bot, []).append(o.bankrolls[seat])
-            net[bot] = net.get(bot, 0) + o.bankrolls[seat] - o.start_bankroll
-            hands[bot] = hands.get(bot, 0) + o.hands
-        teams = [[ratings[b]] for b in o.bots]
-        rated = model.rate(teams, ranks=[float(p) for p in o.placements])
-        for b, team in zip(o.bots, rated, strict=True):
-            ratings[b] = team[0]
-    keyed: list[tuple[tuple[Fraction, Fraction, str], tuple[float, float], BotStanding]] = []
-    for bot in scores:
-        n = len(scores[bot])
-        mean, low, high = _mean_ci(scores[bot])
-        mean_place = Fraction(sum(places[bot]), n)
-        firsts = sum(p == 1 for p in places[bot])
-        r = ratings[bot]
-        row = BotStanding(
-            rank=None,
-            tied=False,
-            bot=bot,
-            status=StandingStatus.RANKED,
-            matches=n,
-            score=float(mean),
-            score_low=low,
-            score_high=high,
-            mean_place=float(mean_place),
-            first_places=firsts,
-            first_rate=firsts / n,
-            mean_chips=sum(chips[bot]) / n,
-            chips_per_hand=net[bot] / hands[bot] if hands[bot] else 0.0,
-            rating=r.mu,
-            rating_low=r.mu - _Z95 * r.sigma,
-            rating_high=r.mu + _Z95 * r.sigma,
-            reason="",
-        )
-        keyed.append(((-mean, mean_place, bot), (low, high), row))
-    keyed.sort(key=lambda k: k[0])
-    ranks = _band_ranks([interval for _, interval, _ in keyed])
-    sizes = Counter(ranks)
-    rows = [
-        replace(row, rank=rank, tied=sizes[rank] > 1)
-        for (_, _, row), rank in zip(keyed, ranks, strict=True)
-    ]
-    rows.extend(_not_started(bot, did_not_start[bot]) for bot in sorted(did_not_start))
-    return rows
+    builder = StandingsBuilder()
+    for o in sorted(outcomes, key=lambda o: o.match_id):
+        if not did_not_start.keys() & set(o.bots):
+            builder.add(o)
+    return builder.rows(did_not_start)
 
 
 def _band_ranks(intervals: Sequence[tuple[float, float]]) -> list[int]:
@@ -298,10 +229,10 @@ class StandingsBuilder:
     """The standings table built one match at a time, in memory proportional to the bots.
 
     Per bot it keeps running sums, never the list of matches: the score's sum and sum of
-    squares as exact fractions (so the mean and the interval are the very numbers
-    ``compute_standings`` finds from the list), places, firsts, chips, hands, and the
-    openskill rating object. ``rows()`` gives the table of what was added so far, equal field
-    for field to ``compute_standings`` on the same outcomes.
+    squares as exact fractions (so the mean and the interval are exactly those of the list
+    of scores), places, firsts, chips, hands, and the openskill rating object. ``rows()``
+    gives the table of what was added so far; ``compute_standings`` is this builder fed a
+    list of outcomes.
 
     Outcomes must come in match-id order (the rating is order-dependent): ``add`` refuses one
     whose id sorts before the previous one's. A match that seats a bot that did not start
@@ -418,10 +349,10 @@ class _BotSums:
     hands: int = 0
 
     def score_interval(self) -> tuple[Fraction, float, float]:
-        """``_mean_ci`` of the scores, from the sums.
+        """The exact mean score and its 95 % interval (normal approximation), within [0, 1].
 
-        ``sum((v - mean)**2) == sum(v**2) - sum(v)**2 / n`` holds exactly for fractions, so
-        the variance, hence the interval, is the very float ``_mean_ci`` computes.
+        From the sums: ``sum((v - mean)**2) == sum(v**2) - sum(v)**2 / n`` holds exactly for
+        fractions, so the variance is the one the list of scores would give.
         """
         n = self.n
         mean = self.score_sum / n
