@@ -1,7 +1,8 @@
 """The ``arena`` command line.
 
 Commands are thin wrappers over library calls, one module each. Exit codes: 0 success,
-1 the work ran but found problems (a failed conformance check), 2 bad arguments or input,
+1 the work ran but found problems (a failed conformance check; a ladder in which a bot did
+not start or a match failed by an arena error), 2 bad arguments or input,
 3 an arena error (a sandbox or output directory problem), 130 interrupted (Ctrl-C).
 """
 
