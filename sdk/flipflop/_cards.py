@@ -190,28 +190,23 @@ def indices_of(mask: int) -> Iterator[int]:
         mask ^= low
 
 
-_SUIT_CARDS: tuple[dict[int, tuple[Card, ...]], ...] = ({}, {}, {}, {})
+_SUIT_CARDS: tuple[list[tuple[Card, ...] | None], ...] = tuple([None] * 8192 for _ in range(4))
+"""Per suit, the cards of each 13-bit rank mask, filled in as masks turn up."""
 
 
 def _suit_cards(suit: int, m13: int) -> tuple[Card, ...]:
-    out = []
     base = 13 * suit
-    m = m13
-    while m:
-        low = m & -m
-        out.append(DECK[base + low.bit_length() - 1])
-        m ^= low
-    t = _SUIT_CARDS[suit][m13] = tuple(out)
+    t = _SUIT_CARDS[suit][m13] = tuple(DECK[base + r] for r in range(13) if (m13 >> r) & 1)
     return t
 
 
 def cards_of(mask: int) -> tuple[Card, ...]:
     """The cards in a mask, in engine order (cached per suit: observations call this a lot)."""
     out: tuple[Card, ...] = ()
-    for suit in range(4):
+    for suit, known in enumerate(_SUIT_CARDS):
         m13 = (mask >> (13 * suit)) & SUIT_MASK
         if m13:
-            t = _SUIT_CARDS[suit].get(m13)
+            t = known[m13]
             out += t if t is not None else _suit_cards(suit, m13)
     return out
 

@@ -19,6 +19,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from math import factorial, prod
+from operator import sub
 
 from flipflop._actions import (
     _DISCARDS,
@@ -42,6 +43,12 @@ __all__ = ["MatchConfig", "MatchState", "deck_for"]
 _GAME, _FLIP, _FLOP = 0, 1, 2
 _POTS = (Pot.GAME, Pot.FLIP, Pot.FLOP)
 _HAND_SIZE = 5
+_TEN_POINTS = sum(1 << c.index for c in DECK if c.value == 10)
+_CLOCKWISE = {
+    n: tuple(tuple((dealer + k) % n for k in range(1, n + 1)) for dealer in range(n))
+    for n in range(3, 6)
+}
+"""``_CLOCKWISE[seats][dealer]``: every seat clockwise from the dealer's left, the dealer last."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,22 +208,51 @@ def _layoff_action(card: int, target: int) -> Action:
     return a
 
 
-_ANTES: dict[tuple[int, int, int], Payment] = {}
+# Events, shows and payments are frozen values: the ones that recur are built once and
+# shared (seats 0..4). ``_SHOWS[pot][seat][card]`` for the flip and flop pots.
+_DROP_EVENTS = tuple(Event(s, DROP) for s in range(5))
+_DRAW_STOCK_EVENTS = tuple(Event(s, DRAW_STOCK) for s in range(5))
+_DISCARD_EVENTS = tuple(tuple(Event(s, a) for a in _DISCARDS) for s in range(5))
+_SHOWS = {
+    p: tuple(tuple(Show(s, c, _POTS[p]) for c in DECK) for s in range(5)) for p in (_FLIP, _FLOP)
+}
+_PAYMENTS: dict[tuple[int, int, int, str], Payment] = {}
+_PAYMENTS_KEPT = 1 << 16  # amounts are pot sizes, few in practice: a bound all the same
 
 
-def _ante(seat: int, pot: int, stake: int) -> Payment:
-    """The (shared, frozen) ante payment: the same few values every hand."""
-    key = (seat, pot, stake)
-    p = _ANTES.get(key)
-    if p is None:
-        p = _ANTES[key] = Payment(seat, _POTS[pot], stake, "ante")
-    return p
+def _payment(seat: int, pot: int, amount: int, reason: str) -> Payment:
+    """The shared frozen :class:`Payment` of these values (see ``_pay``)."""
+    key = (seat, pot, amount, reason)
+    got = _PAYMENTS.get(key)
+    if got is None:
+        got = Payment(seat, _POTS[pot], amount, reason)
+        if len(_PAYMENTS) < _PAYMENTS_KEPT:
+            _PAYMENTS[key] = got
+    return got
 
 
-def _lowest_in_suit(mask: int, suit: int) -> int:
-    """The lowest card index of ``suit`` in ``mask``, or -1."""
-    sm = (mask >> (13 * suit)) & SUIT_MASK
-    return (sm & -sm).bit_length() - 1 + 13 * suit if sm else -1
+_ANTES: dict[tuple[int, int, int], tuple[Payment, ...]] = {}
+
+
+def _antes(seat: int, pots: int, stake: int) -> tuple[Payment, ...]:
+    """A seat's antes into its first ``pots`` pots: the same few frozen values every hand."""
+    key = (seat, pots, stake)
+    got = _ANTES.get(key)
+    if got is None:
+        got = _ANTES[key] = tuple(Payment(seat, _POTS[p], stake, "ante") for p in range(pots))
+    return got
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    """The parts of every observation that change only when a hand is dealt or settled."""
+
+    bankrolls: tuple[int, ...]
+    active: tuple[bool, ...]
+    all_in: tuple[bool, ...]
+    pots: Pots
+    flip_eligible: tuple[bool, ...]
+    flop_eligible: tuple[bool, ...]
 
 
 class MatchState:
@@ -274,6 +310,9 @@ class MatchState:
             raise ConfigError(f"dealer must be a seat 0..{n - 1}")
         self.dealer = _first_dealer(seed, n) if dealer is None else dealer  # R-DEALER
         self.initial_dealer = self.dealer
+        self._table: _Table | None = None
+        self._known_masks: tuple[int, ...] = ()
+        self._known_cards: tuple[tuple[Card, ...], ...] = ()
         self._start_hand()
 
     # ------------------------------------------------------------------ the deal
@@ -288,10 +327,8 @@ class MatchState:
 
     def _order_from_left(self) -> list[int]:
         """Active seats clockwise from the dealer's left; the dealer is last."""
-        n = self.config.seats
-        return [
-            (self.dealer + k) % n for k in range(1, n + 1) if self.active[(self.dealer + k) % n]
-        ]
+        active = self.active
+        return [s for s in _CLOCKWISE[self.config.seats][self.dealer] if active[s]]
 
     def _start_hand(self) -> None:
         cfg = self.config
@@ -314,11 +351,12 @@ class MatchState:
                 continue
             pots = 3 if b >= 4 * stake else 2 if b >= 3 * stake else 1
             self.all_in[s] = pots == 1
+            self.bankrolls[s] = b - pots * stake
             for p in range(pots):
-                self.bankrolls[s] -= stake
                 self.pots[p] += stake
                 self.elig[p][s] = True
-                self.payments.append(_ante(s, p, stake))
+            self.payments += _antes(s, pots, stake)
+        self._table = None  # chips moved: the next observation takes a new snapshot
         if sum(self.active) < 2:
             self._finish_match(by_cap=False)
             return
@@ -328,11 +366,12 @@ class MatchState:
         # (the last card dealt) is the flip card.
         h = self.hand_number
         deck = _hand_deck(self.seed, self.decks, h)
-        order = self._order_from_left()
+        order = self._order = self._order_from_left()  # fixed for the hand, settlement too
         k = len(order)
+        bits = [1 << c for c in deck[: _HAND_SIZE * k]]
         hands = [0] * n
-        for i in range(_HAND_SIZE * k):
-            hands[order[i % k]] |= 1 << deck[i]
+        for i, s in enumerate(order):
+            hands[s] = sum(bits[i::k])  # cards i, i + k, …: distinct bits, so sum = union
         self.hands = hands
         self.dealt = list(hands)
         self.flip_card = deck[_HAND_SIZE * k - 1]
@@ -361,8 +400,13 @@ class MatchState:
         self.phase = Phase.START
         self.to_act = order[0]
         self._pending_eliminated = eliminated
-        # R-FIFTY-CHECK: 49 or 50 wins at once; declaring is automatic.
-        fifty = [s for s in order if hand_total(hands[s]) >= 49]
+        # R-FIFTY-CHECK: 49 or 50 wins at once; declaring is automatic. Both take at least
+        # four 10-point cards, a cheap test that rules out almost every hand.
+        fifty = [
+            s
+            for s in order
+            if (hands[s] & _TEN_POINTS).bit_count() >= 4 and hand_total(hands[s]) >= 49
+        ]
         if fifty:
             self._end_play(Termination.FIFTY, None, fifty)
             return
@@ -377,13 +421,15 @@ class MatchState:
         self.shown[seat] = True
         dealt = self.dealt[seat]
         for p, suit in ((_FLIP, self.flip_suit), (_FLOP, self.flop_suit)):
-            if not self.elig[p][seat]:
+            in_suit = (dealt >> (13 * suit)) & SUIT_MASK
+            if not in_suit or not self.elig[p][seat]:
                 continue
-            low = _lowest_in_suit(dealt, suit)
-            if low >= 0 and (self.best[p] < 0 or low < self.best[p]):
+            low = 13 * suit + (in_suit & -in_suit).bit_length() - 1  # the lowest card of the suit
+            best = self.best[p]
+            if best < 0 or low < best:
                 self.best[p] = low
                 self.known[seat] |= 1 << low
-                self.shows.append(Show(seat, DECK[low], _POTS[p]))
+                self.shows.append(_SHOWS[p][seat][low])
 
     # ------------------------------------------------------------------ decisions
 
@@ -431,20 +477,21 @@ class MatchState:
         seat = self.to_act
         kind = action.kind
         if self.phase is Phase.START:
-            if kind not in _START_KINDS:
+            if kind is ActionKind.DRAW_DISCARD:
+                if not self.discard:
+                    raise IllegalActionError("the discard pile is empty (R-DRAW)")
+            elif kind is not ActionKind.DRAW_STOCK and kind is not ActionKind.DROP:
                 raise IllegalActionError(
                     f"seat {seat} must drop or draw before {kind.value} (R-DRAW)"
                 )
-            if kind is ActionKind.DRAW_DISCARD and not self.discard:
-                raise IllegalActionError("the discard pile is empty (R-DRAW)")
             self.log.append((self.hand_number, seat, action))
             if kind is ActionKind.DROP:
-                self.events.append(Event(seat, action))
+                self.events.append(_DROP_EVENTS[seat])
                 self._end_play(Termination.DROP, seat, None)
             elif kind is ActionKind.DRAW_STOCK:
                 card = self.stock.pop()
                 self.hands[seat] |= 1 << card
-                self.events.append(Event(seat, action))
+                self.events.append(_DRAW_STOCK_EVENTS[seat])
                 self.last_stock = not self.stock  # R-END-STOCK: this turn is the last
                 self.phase = Phase.PLAY
             else:
@@ -455,8 +502,6 @@ class MatchState:
                 self.events.append(Event(seat, action, DECK[card]))
                 self.phase = Phase.PLAY
             return
-        if kind in _START_KINDS:
-            raise IllegalActionError(f"seat {seat} has already drawn this turn")
         hand = self.hands[seat]
         m = action.mask
         if kind is ActionKind.DISCARD:
@@ -470,7 +515,7 @@ class MatchState:
                 )
             card = m.bit_length() - 1
             self.log.append((self.hand_number, seat, action))
-            self.events.append(Event(seat, action))
+            self.events.append(_DISCARD_EVENTS[seat][card])
             hand ^= m
             self.hands[seat] = hand
             self.known[seat] &= ~m
@@ -504,6 +549,8 @@ class MatchState:
                 raise IllegalActionError(
                     f"{action.cards[0]} does not fit spread {t} ({self._spread_views[t]}), R-LAYOFF"
                 )
+        elif kind in _START_KINDS:
+            raise IllegalActionError(f"seat {seat} has already drawn this turn")
         else:  # pragma: no cover - ActionKind is closed
             raise MalformedActionError(f"unknown action kind {kind!r}")
         rest = hand & ~m
@@ -562,11 +609,17 @@ class MatchState:
             return
         self.bankrolls[seat] -= amount
         self.pots[pot] += amount
-        self.payments.append(Payment(seat, _POTS[pot], amount, reason))
+        self.payments.append(_payment(seat, pot, amount, reason))
 
     def _extra(self, seat: int, pot: int) -> None:
         """R-EXTRA: one more stake, capped at what the payer has."""
         self._pay(seat, pot, min(self.config.stake, self.bankrolls[seat]), "extra")
+
+    def _take(self, pot: int, winner: int) -> dict[int, int]:
+        """R-SPLIT with a single winner: the whole pot; ``{winner: chips}`` as :meth:`_split`."""
+        total = self.pots[pot]
+        self._pay(winner, pot, -total, "win")
+        return {winner: total}
 
     def _split(self, pot: int, winners: list[int], amount: int | None = None) -> dict[int, int]:
         """R-SPLIT: equal shares, odd chips one each in seat order from the dealer's left."""
@@ -586,7 +639,7 @@ class MatchState:
     ) -> None:
         cfg = self.config
         n = cfg.seats
-        order = self._order_from_left()
+        order = self._order
         # R-SHOW: seats whose first turn never came show now, in order from the dealer's left.
         for s in order:
             if not self.shown[s]:
@@ -615,18 +668,19 @@ class MatchState:
                 for s in order:
                     if s != ender:
                         self._extra(s, _GAME)
-            game_won = self._split(_GAME, [ender])  # R-END-OUT
+            game_won = self._take(_GAME, ender)  # R-END-OUT
         else:
+            hands = self.hands
             for s in order:
-                shown_hands[s] = cards_of(self.hands[s])
-                totals[s] = hand_total(self.hands[s])
+                shown_hands[s] = cards_of(hands[s])
+                totals[s] = hand_total(hands[s])
             if termination is Termination.DROP:
                 assert ender is not None
                 low_others = min(t for s, t in enumerate(totals) if t is not None and s != ender)
                 mine = totals[ender]
                 assert mine is not None
                 if mine < low_others:  # R-END-DROP: strictly lowest
-                    game_won = self._split(_GAME, [ender])
+                    game_won = self._take(_GAME, ender)
                 else:  # caught
                     termination = Termination.CAUGHT
                     self._extra(ender, _GAME)
@@ -638,14 +692,16 @@ class MatchState:
         # R-FLIP, R-ELIGIBLE, R-CARRY: lowest dealt card of each suit among eligible seats.
         winners_fp: list[int | None] = []
         for p, suit in ((_FLIP, self.flip_suit), (_FLOP, self.flop_suit)):
-            best, who = 99, None
+            best, who = 1 << 13, None  # the lowest card's bit within the suit, and its holder
+            eligible = self.elig[p]
             for s in order:
-                if self.elig[p][s]:
-                    low = _lowest_in_suit(self.dealt[s], suit)
-                    if 0 <= low < best:
+                if eligible[s]:
+                    in_suit = (self.dealt[s] >> (13 * suit)) & SUIT_MASK
+                    low = in_suit & -in_suit
+                    if low and low < best:
                         best, who = low, s
             if who is not None:
-                self._split(p, [who])
+                self._take(p, who)
             winners_fp.append(who)
         # R-ELIM: all-in without a share of the game pot, or below one stake.
         eliminated = list(self._pending_eliminated)
@@ -669,9 +725,7 @@ class MatchState:
                 totals=tuple(totals),
                 eliminated=tuple(sorted(eliminated)),
                 bankrolls=tuple(self.bankrolls),
-                deltas=tuple(
-                    a - b for a, b in zip(self.bankrolls, self.bankrolls_before, strict=True)
-                ),
+                deltas=tuple(map(sub, self.bankrolls, self.bankrolls_before)),
                 carried=Pots(*self.pots),
             )
         )
@@ -710,15 +764,36 @@ class MatchState:
             by_cap=by_cap,
             carry_payments=tuple(Payment(p.seat, p.pot, p.amount, "carry") for p in self.payments),
         )
+        self._table = None
 
     # ------------------------------------------------------------------ views
 
+    def _frozen_table(self) -> _Table:
+        """The chips, pots and eligibility for :meth:`observation`, as one shared snapshot.
+
+        They move only in the antes (R-ANTE) and the settlement (R-SPLIT … R-ELIM, R-END), never
+        during the play of a hand, so every observation of a hand shares these tuples; the deal
+        and the end of the match drop the snapshot (``_table = None``) after moving chips.
+        """
+        if self._table is None:
+            self._table = _Table(
+                bankrolls=tuple(self.bankrolls),
+                active=tuple(self.active),
+                all_in=tuple(self.all_in),
+                pots=Pots(*self.pots),
+                flip_eligible=tuple(self.elig[_FLIP]),
+                flop_eligible=tuple(self.elig[_FLOP]),
+            )
+        return self._table
+
     def observation(self, seat: int) -> Observation:
         """What ``seat`` may know now (RULES.md, last section): its own hand plus public cards."""
-        n = self.config.seats
-        hands = self.hands
-        known = self.known
+        table = self._frozen_table()
         drawn = self.drawn if seat == self.to_act and self.drawn >= 0 else -1
+        masks = tuple(self.known)
+        if masks != self._known_masks:  # public cards change a few times a hand, not every decision
+            self._known_masks = masks
+            self._known_cards = tuple([cards_of(m) if m else () for m in masks])
         return Observation(
             seat=seat,
             hand_number=self.hand_number,
@@ -727,18 +802,18 @@ class MatchState:
             to_act=self.to_act,
             phase=self.phase,
             turn=self.turns,
-            bankrolls=tuple(self.bankrolls),
-            active=tuple(self.active),
-            all_in=tuple(self.all_in),
-            pots=Pots(self.pots[0], self.pots[1], self.pots[2]),
-            flip_eligible=tuple(self.elig[_FLIP]),
-            flop_eligible=tuple(self.elig[_FLOP]),
+            bankrolls=table.bankrolls,
+            active=table.active,
+            all_in=table.all_in,
+            pots=table.pots,
+            flip_eligible=table.flip_eligible,
+            flop_eligible=table.flop_eligible,
             flip_card=DECK[self.flip_card],
             shows=tuple(self.shows),
-            hand=cards_of(hands[seat]),
-            hand_sizes=tuple(h.bit_count() for h in hands),
-            known=tuple(cards_of(known[s]) if known[s] else () for s in range(n)),
-            discard_pile=tuple(DECK[c] for c in self.discard),
+            hand=cards_of(self.hands[seat]),
+            hand_sizes=tuple(map(int.bit_count, self.hands)),
+            known=self._known_cards,
+            discard_pile=tuple([DECK[c] for c in self.discard]),
             stock_size=len(self.stock),
             spreads=tuple(self._spread_views),
             history=tuple(self.events),
@@ -911,4 +986,8 @@ class MatchState:
         st.last_stock = obs.phase is Phase.PLAY and obs.stock_size == 0
         st.to_act = obs.to_act
         st._pending_eliminated = []
+        st._order = st._order_from_left()
+        st._table = None
+        st._known_masks = ()
+        st._known_cards = ()
         return st
