@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from arena._runner import MatchRecord, TimeControl, run_match
-from arena.sandbox import ProcessSandbox, SandboxLimits
+from arena.sandbox import ProcessSandbox, Sandbox, SandboxLimits
 from arena.sandbox._cgroup import ENTER, BotCgroup, _v2_tree, cgroup_tree, remove_cgroup
 from arena.sandbox._process import _drop_privileges, _ProcessBot
 from flipflop import BotClient, BotManifest, MatchConfig, read_manifest
@@ -129,9 +129,7 @@ class RecordingSandbox(ProcessSandbox):
         return running
 
 
-def play(
-    box: ProcessSandbox, bots: list[BotManifest], scratch: Path, clock: TimeControl
-) -> MatchRecord:
+def play(box: Sandbox, bots: list[BotManifest], scratch: Path, clock: TimeControl) -> MatchRecord:
     """One real match (three seats, three hands) in ``box``, which is closed afterwards."""
     out = scratch / "out"
     out.mkdir(parents=True, exist_ok=True)
@@ -378,22 +376,7 @@ def test_match_next_to_forkspin_in_docker(docker_images: None, scratch: Path) ->
     limits = SandboxLimits(cpus=1.0)
     box = Measuring(limits, log=lambda message: None)
     bots = [read_manifest(ADVERSARIES / "forkspin"), bundled("random"), bundled("greedy")]
-    out = scratch / "out"
-    out.mkdir()
-    try:
-        record = run_match(
-            "m1",
-            7,
-            bots,
-            SMALL_MATCH,
-            sandbox=box,
-            workdir=scratch / "m",
-            replay_path=out / "replay.jsonl",
-            logs_dir=out / "logs",
-            clock=CLOCK,
-        )
-    finally:
-        box.close()
+    record = play(box, bots, scratch, CLOCK)
     assert_results_correct(record, 3)
     for seat in (1, 2):
         assert [] == [f for f in record.faults if f.seat == seat]
