@@ -312,17 +312,16 @@ serve(Leaky())
 """
 
 
-def test_serve_hides_the_seat_token_from_the_bot(tmp_path: Path) -> None:
-    """``serve`` presents the token, but the bot's code, its notes and its children never see it.
+def serve_script(
+    tmp_path: Path, source: str, name: str, env: dict[str, str]
+) -> tuple[subprocess.Popen[str], Path]:
+    """Run ``source`` as a bot script with ``--listen`` in ``tmp_path``; return once it serves.
 
-    A bot that dumps its environment into a debug note (which ends up in the replay) cannot
-    leak its seat token.
+    Checks the one line ``serve`` prints once it listens (``serving NAME on unix:PATH``).
     """
-    token = secrets.token_urlsafe(32)
     script = tmp_path / "bot.py"
-    script.write_text(LEAKY)
+    script.write_text(source)
     sock = tmp_path / "s.sock"
-    env = {**os.environ, SEAT_TOKEN_ENV: token}
     process = subprocess.Popen(
         [sys.executable, str(script), "--listen", f"unix:{sock}"],
         stdout=subprocess.PIPE,
@@ -330,9 +329,23 @@ def test_serve_hides_the_seat_token_from_the_bot(tmp_path: Path) -> None:
         text=True,
         env=env,
     )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    if f"serving {name} on unix:{sock}\n" != line:
+        process.kill()
+        raise AssertionError(f"the script did not serve: {line!r} {process.communicate()[1]}")
+    return process, sock
+
+
+def test_serve_hides_the_seat_token_from_the_bot(tmp_path: Path) -> None:
+    """``serve`` presents the token, but the bot's code, its notes and its children never see it.
+
+    A bot that dumps its environment into a debug note (which ends up in the replay) cannot
+    leak its seat token.
+    """
+    token = secrets.token_urlsafe(32)
+    process, sock = serve_script(tmp_path, LEAKY, "leaky", {**os.environ, SEAT_TOKEN_ENV: token})
     try:
-        assert process.stdout is not None
-        assert f"serving leaky on unix:{sock}\n" == process.stdout.readline()
         with BotClient(f"unix:{sock}") as client:
             assert "leaky" == client.handshake(timeout=5, seat_token=token).name
             decision = start_and_ask(client, Phase.START, timeout=30)
@@ -592,20 +605,9 @@ def test_serve_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
     The script passes --listen, which wins over FLIPFLOP_LISTEN; ``serve`` prints one line once
     it listens.
     """
-    script = tmp_path / "bot.py"
-    script.write_text(textwrap.dedent(SCRIPT))
-    sock = tmp_path / "s.sock"
     env = {**os.environ, "FLIPFLOP_LISTEN": f"unix:{tmp_path / 'env.sock'}"}
-    process = subprocess.Popen(
-        [sys.executable, str(script), "--listen", f"unix:{sock}"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
+    process, sock = serve_script(tmp_path, textwrap.dedent(SCRIPT), "sigterm-test", env)
     try:
-        assert process.stdout is not None
-        assert f"serving sigterm-test on unix:{sock}\n" == process.stdout.readline()
         with BotClient(f"unix:{sock}") as client:
             assert client.health(timeout=5)
         process.send_signal(signal.SIGTERM)
