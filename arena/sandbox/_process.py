@@ -223,10 +223,10 @@ def _watch() -> None:
         parts = raw.split()
         if not parts:
             continue
-        if parts[0].startswith("+") and len(parts) in (3, 4):
+        if parts[0].startswith("+") and len(parts) == 4:
             uid = None if parts[1] == "-" else int(parts[1])
             ns = "" if parts[2] == "-" else parts[2]
-            cgroup = decode(parts[3]) if len(parts) == 4 and parts[3] != "-" else ()
+            cgroup = decode(parts[3]) if parts[3] != "-" else ()
             listed[int(parts[0][1:])] = (uid, ns, cgroup)
         elif parts[0].startswith("-"):
             listed.pop(int(parts[0][1:]), None)
