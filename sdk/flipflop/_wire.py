@@ -489,18 +489,6 @@ def _name(base: str, index: int) -> str:
     return base if index < 0 else f"{base}[{index}]"
 
 
-def _cached(cache: dict[bytes, _V], data: bytes, value: _V) -> _V:
-    """Remember a decoded sub-message by its bytes, unless they are over :data:`CACHE_KEY_BYTES`.
-
-    The cache is emptied when it reaches ``_CACHE_SIZE`` entries.
-    """
-    if len(data) <= CACHE_KEY_BYTES:
-        if len(cache) >= _CACHE_SIZE:
-            cache.clear()
-        cache[data] = value
-    return value
-
-
 def _memo(cache: dict[_K, _V], key: _K, value: _V) -> _V:
     """Remember an encoding by a key built from the engine's own values (small and bounded).
 
@@ -510,6 +498,14 @@ def _memo(cache: dict[_K, _V], key: _K, value: _V) -> _V:
         cache.clear()
     cache[key] = value
     return value
+
+
+def _cached(cache: dict[bytes, _V], data: bytes, value: _V) -> _V:
+    """Remember a decoded sub-message by its bytes, unless they are over :data:`CACHE_KEY_BYTES`.
+
+    Bounded in entries as :func:`_memo` is.
+    """
+    return _memo(cache, data, value) if len(data) <= CACHE_KEY_BYTES else value
 
 
 # ---------------------------------------------------------------------------------- actions
