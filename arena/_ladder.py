@@ -51,6 +51,7 @@ from arena._records import (
     StartsTally,
     iter_latest_records,
     outcome_of,
+    record_status,
     tally_results,
 )
 from arena._runner import MatchCancelled, MatchRecord, TimeControl, run_match
@@ -202,10 +203,6 @@ class LadderResult:
         return list(iter_latest_records(self.out_dir / "matches.jsonl"))
 
 
-def _status(record: Mapping[str, Any]) -> str:
-    return str(record.get("status", "ok"))
-
-
 def read_records(path: Path) -> list[dict[str, Any]]:
     """Every record in ``matches.jsonl``, in file order, all in memory.
 
@@ -235,7 +232,7 @@ def read_records(path: Path) -> list[dict[str, Any]]:
 
 def load_outcomes(records: Sequence[dict[str, Any]]) -> list[MatchOutcome]:
     """The standings' view of the records that count: finished, not void, not errors."""
-    return [outcome_of(r) for r in records if _status(r) == "ok"]
+    return [outcome_of(r) for r in records if record_status(r) == "ok"]
 
 
 def did_not_start(records: Sequence[dict[str, Any]]) -> dict[str, str]:
@@ -286,9 +283,9 @@ def _next_attempt(record: Mapping[str, Any] | None) -> int:
     A void match is played once more with fresh starts; an errored one (the arena's own
     failure) is played again by --resume; a missing one is played.
     """
-    if record is None or _status(record) == "error":
+    if record is None or record_status(record) == "error":
         return 1
-    if _status(record) == "void" and int(record.get("attempt", 1)) < 2:
+    if record_status(record) == "void" and int(record.get("attempt", 1)) < 2:
         return 2
     return 0
 
@@ -318,11 +315,11 @@ def _prepare(spec: LadderSpec, out: Path, resume: bool) -> tuple[dict[str, int],
     if resume:
         if not meta.exists():
             raise PlanError(f"--resume: {out} holds no ladder to resume (no ladder.json)")
-        saved = read_saved(out)
+        saved, wanted = read_saved(out), spec.identity()
         differ = [
             OPTION_NAMES.get(k, k)
-            for k in sorted(set(saved) | set(spec.identity()))
-            if saved.get(k) != spec.identity().get(k)
+            for k in sorted(set(saved) | set(wanted))
+            if saved.get(k) != wanted.get(k)
         ]
         if differ:
             raise PlanError(

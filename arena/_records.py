@@ -33,6 +33,7 @@ __all__ = [
     "StartsTally",
     "iter_latest_records",
     "outcome_of",
+    "record_status",
     "standings_from_file",
     "tally_results",
 ]
@@ -85,7 +86,8 @@ class _Where:
     piece: int = 0
 
 
-def _status(record: Mapping[str, Any]) -> str:
+def record_status(record: Mapping[str, Any]) -> str:
+    """A record's ``status``: ``ok``, ``void`` or ``error`` (records before it existed: ok)."""
     return str(record.get("status", "ok"))
 
 
@@ -220,7 +222,7 @@ def tally_results(path: Path) -> ResultsTally:
     forfeits: dict[str, int] = {}
     hands = decisions = by_cap = 0
     for rec in iter_latest_records(path):
-        status = _status(rec)
+        status = record_status(rec)
         statuses[status] = statuses.get(status, 0) + 1
         starts.add(rec)
         if status == "ok":
@@ -252,7 +254,7 @@ def _without(path: Path, failed: Mapping[str, str]) -> StandingsBuilder:
     """The standings of the ``ok`` matches in ``path`` that seat none of ``failed``."""
     builder = StandingsBuilder()
     for rec in iter_latest_records(path):
-        if _status(rec) == "ok" and not failed.keys() & set(rec["bots"]):
+        if record_status(rec) == "ok" and not failed.keys() & set(rec["bots"]):
             builder.add(outcome_of(rec))
     return builder
 
