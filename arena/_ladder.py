@@ -45,6 +45,7 @@ from typing import Any
 
 from arena._deal import deal_key_from_seed, load_deal_key, match_seed, new_deal_key, save_deal_key
 from arena._errors import PlanError, ResultsError
+from arena._hosts import BotHost
 from arena._plan import PlannedMatch, plan_ladder
 from arena._records import (
     ResultsTally,
@@ -71,6 +72,8 @@ __all__ = [
 _MATCH_DEFAULTS = MatchConfig()
 _STOP_WITHIN_S = 1.5
 """After Ctrl-C, how long the ladder waits for its running matches to wind down."""
+_CLOSE_WITHIN_S = 30.0
+"""After the last match, how long each slot may take to stop the bots it kept."""
 _WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG})
 
 
@@ -183,6 +186,8 @@ class LadderResult:
     played_now: int
     interrupted: bool
     out_dir: Path
+    starts: int = 0
+    """Bot instances started by this run (kept ones play on: ``arena._hosts``)."""
 
     @property
     def standings(self) -> tuple[BotStanding, ...]:
@@ -382,6 +387,23 @@ def read_saved(out: Path) -> dict[str, Any]:
 class _Job:
     planned: PlannedMatch
     attempt: int
+    rotation: int = 0
+    """Its place in its duplicate group (0 for the first match of the group)."""
+
+    @property
+    def lineage(self) -> tuple[int, int]:
+        """Which kept bot instances may play it (``arena._hosts``): never two of one group."""
+        return (self.rotation, self.attempt)
+
+
+def _rotations(plan: Sequence[PlannedMatch]) -> dict[str, int]:
+    """Each match's place in its duplicate group, in plan order."""
+    seen: dict[int, int] = {}
+    out = {}
+    for p in plan:
+        out[p.match_id] = seen.get(p.group, 0)
+        seen[p.group] = out[p.match_id] + 1
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -450,7 +472,8 @@ def run_ladder(
         )
         + "\n",
     )
-    todo = [_Job(p, attempts.get(p.match_id, 1)) for p in plan]
+    rotation = _rotations(plan)
+    todo = [_Job(p, attempts.get(p.match_id, 1), rotation[p.match_id]) for p in plan]
     todo = [j for j in todo if j.attempt]
     finished = len(plan) - len(todo)
     if on_plan is not None:
@@ -480,7 +503,7 @@ def run_ladder(
                 played += 1
                 retry = _next_attempt(rec) if rec["status"] == "void" else 0
                 if retry:
-                    pool.submit(_Job(result.job.planned, retry))
+                    pool.submit(dataclasses.replace(result.job, attempt=retry))
                 finished += _done(rec)
                 if on_match is not None:
                     on_match(rec, finished, len(plan))
@@ -502,7 +525,12 @@ def run_ladder(
             f"recorded in {out}; continue with --resume once it can be written"
         )
     return LadderResult(
-        tally=tally, planned=len(plan), played_now=played, interrupted=interrupted, out_dir=out
+        tally=tally,
+        planned=len(plan),
+        played_now=played,
+        interrupted=interrupted,
+        out_dir=out,
+        starts=pool.starts,
     )
 
 
@@ -544,8 +572,11 @@ class _Pool:
         self._results: queue.Queue[_Done] = queue.Queue()
         self._pending = 0
         self._scratch = Path(tempfile.mkdtemp(prefix="ffa-"))
+        # One host per slot: a slot plays one match at a time, on the instances it keeps.
+        self._hosts = [BotHost(sandbox, self._scratch / f"s{i}") for i in range(jobs)]
         self._threads = [
-            threading.Thread(target=self._work, name=f"match-{i}", daemon=True) for i in range(jobs)
+            threading.Thread(target=self._work, args=(h,), name=f"match-{i}", daemon=True)
+            for i, h in enumerate(self._hosts)
         ]
         for t in self._threads:
             t.start()
@@ -564,14 +595,22 @@ class _Pool:
             self._pending -= 1
             yield result
 
-    def _work(self) -> None:
-        while True:
-            job = self._jobs.get()
-            if job is None or self._cancel.is_set():
-                return
-            self._results.put(self._play(job))
+    @property
+    def starts(self) -> int:
+        """Bot instances started so far, by every slot."""
+        return sum(h.starts for h in self._hosts)
 
-    def _play(self, job: _Job) -> _Done:
+    def _work(self, host: BotHost) -> None:
+        try:
+            while True:
+                job = self._jobs.get()
+                if job is None or self._cancel.is_set():
+                    return
+                self._results.put(self._play(job, host))
+        finally:
+            host.close()
+
+    def _play(self, job: _Job, host: BotHost) -> _Done:
         p = job.planned
         try:
             record = run_match(
@@ -581,6 +620,8 @@ class _Pool:
                 self._config,
                 sandbox=self._sandbox,
                 workdir=self._scratch / f"{p.match_id}-{job.attempt}",
+                host=host,
+                lineage=job.lineage,
                 replay_path=self._out / "replays" / f"{p.match_id}.jsonl",
                 logs_dir=self._out / "logs" / p.match_id,
                 clock=self._spec.clock,
@@ -600,10 +641,14 @@ class _Pool:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        """Stop every match: running ones see ``cancel`` and their bots are stopped."""
-        self._cancel.set()
+        """Stop every slot: kept bots are stopped; running matches see ``cancel``."""
         for _ in self._threads:
             self._jobs.put(None)
+        if not self._cancel.is_set():
+            # Every match is over: each slot stops its kept bots and finishes their logs.
+            for t in self._threads:
+                t.join(_CLOSE_WITHIN_S)
+        self._cancel.set()
         # Stopping every bot makes any call in flight fail at once.
         self._sandbox.close()
         deadline = time.monotonic() + _STOP_WITHIN_S

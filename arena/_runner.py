@@ -16,15 +16,15 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import os
-import shutil
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
 from arena._errors import SandboxError
+from arena._hosts import BotHost, Seated
 from arena._text import clean
 from arena.sandbox import RunningBot, Sandbox
 from arena.sandbox._base import log_tail
@@ -152,7 +152,7 @@ class _Seat:
     manifest: BotManifest
     name: str
     version: str = ""
-    bot: RunningBot | None = None
+    seated: Seated | None = None
     client: BotClient | None = None
     bank_ms: float = 0.0
     strikes: int = 0
@@ -175,8 +175,12 @@ class _Match:
         workdir: Path,
         logs_dir: Path,
         cancel: threading.Event | None,
+        host: BotHost,
+        lineage: Hashable,
     ) -> None:
         self.match_id = match_id
+        self.host = host
+        self.lineage = lineage
         self.logs_dir = logs_dir
         self.cancel = cancel
         self.seed = seed
@@ -188,6 +192,9 @@ class _Match:
         self.seats = [
             _Seat(i, m, m.name, m.version, bank_ms=clock.time_bank_ms) for i, m in enumerate(bots)
         ]
+        # Copies of one bot at a table are told apart (each its own instance).
+        names = [m.name for m in bots]
+        self.occurrence = [names[:i].count(n) for i, n in enumerate(names)]
 
     # -------------------------------------------------------------- faults
 
@@ -211,15 +218,20 @@ class _Match:
     def _start_seat(self, s: _Seat) -> None:
         label = f"{self.match_id}-s{s.seat}"
         try:
-            s.bot = self.sandbox.start(s.manifest, self.workdir / f"seat{s.seat}", label)
-            budget = self.sandbox.limits.start_timeout_s
-            s.client = wait_serving(s.bot, s.name, budget, self.cancel)
-            # The seat token proves that the process answering is the one started for this
-            # seat; on a wrong or missing token the client refuses every further call.
-            ident = s.client.handshake(
-                timeout=self.clock.notify_ms / 1000, seat_token=s.bot.seat_token
-            )
-            s.version = ident.version or s.version
+            seated = self.host.take(s.manifest, self.lineage, self.occurrence[s.seat], label)
+            s.seated = seated
+            if seated.client is None:  # a new instance: see it serve, then handshake
+                budget = self.sandbox.limits.start_timeout_s
+                client = wait_serving(seated.bot, s.name, budget, self.cancel)
+                seated.client = client
+                # The seat token proves that the process answering is the one started for
+                # this seat; on a wrong or missing token the client refuses every further call.
+                seated.identity = client.handshake(
+                    timeout=self.clock.notify_ms / 1000, seat_token=seated.bot.seat_token
+                )
+            assert seated.identity is not None
+            s.client = seated.client
+            s.version = seated.identity.version or s.version
             info = MatchInfo(
                 self.match_id,
                 s.seat,
@@ -228,7 +240,7 @@ class _Match:
                 self.clock.decision_ms,
                 self.clock.time_bank_ms,
             )
-            s.client.start_match(info, timeout=self.clock.notify_ms / 1000)
+            seated.client.start_match(info, timeout=self.clock.notify_ms / 1000)
             s.started = True
         except (SandboxError, BotError) as e:
             self.fault(s, FaultKind.START, str(e) or type(e).__name__, forfeit=True)
@@ -237,14 +249,10 @@ class _Match:
         return self.logs_dir / f"seat{s.seat}-{s.name}.log"
 
     def stop(self) -> None:
+        """Give every seat's instance back: kept for the next match, or stopped."""
         for s in self.seats:
-            if s.client is not None:
-                s.client.close()
-            if s.bot is not None:
-                s.bot.stop()
-                if s.bot.log_path.exists():
-                    self.logs_dir.mkdir(parents=True, exist_ok=True)
-                    shutil.move(s.bot.log_path, self.log_path(s))
+            if s.seated is not None:
+                self.host.give_back(s.seated, self.log_path(s), keep=s.started and not s.forfeited)
 
     # -------------------------------------------------------------- play
 
@@ -387,8 +395,8 @@ class _Match:
                     think_ms=round(s.think_ms, 3),
                     strikes=s.strikes,
                     forfeited=s.forfeited,
-                    log=str(self.log_path(s)) if s.bot is not None else "",
-                    dropped_log_bytes=s.bot.dropped_log_bytes() if s.bot is not None else 0,
+                    log=str(self.log_path(s)) if s.seated is not None else "",
+                    dropped_log_bytes=s.seated.dropped_now() if s.seated is not None else 0,
                 )
                 for s in self.seats
             ),
@@ -451,15 +459,23 @@ def run_match(
     logs_dir: Path,
     clock: TimeControl | None = None,
     cancel: threading.Event | None = None,
+    host: BotHost | None = None,
+    lineage: Hashable = 0,
 ) -> MatchRecord:
     """Play one match with ``bots[i]`` in seat ``i``, each started in ``sandbox``.
 
     The replay is written to ``replay_path`` (as ``.partial`` until the match is over); each
     bot's output log ends up in ``logs_dir``; ``workdir`` holds sockets and scratch space
-    (keep its path short: unix socket paths are limited to 107 bytes). Bots are always
-    stopped, whatever happens. Setting ``cancel`` makes the match raise MatchCancelled at its
-    next decision.
+    (keep its path short: unix socket paths are limited to 107 bytes). Setting ``cancel``
+    makes the match raise MatchCancelled at its next decision.
+
+    Without ``host`` every bot is started for this match and stopped after it, whatever
+    happens. With one (a ladder slot's), the instances it keeps for ``lineage`` are seated
+    and given back to it after the match (``arena._hosts``); ``workdir`` is then unused.
     """
+    own = host is None
+    if host is None:
+        host = BotHost(sandbox, workdir, reuse=False)
     match = _Match(
         match_id,
         seed,
@@ -470,9 +486,13 @@ def run_match(
         workdir,
         logs_dir,
         cancel,
+        host,
+        lineage,
     )
     try:
         match.start()
         return match.play(replay_path)
     finally:
         match.stop()
+        if own:
+            host.close()

@@ -8,14 +8,17 @@ played three times in the same run:
 (a) in-process: each planned match played by ``flipflop.play_match`` with fresh bot
     instances loaded from the bots' directories, same seeds and seats as the ladder — the
     engine and the bots' own thinking, nothing else;
-(b) ``run_ladder`` with ``jobs=1``: every seat's bot a child process of the process sandbox,
-    talking gRPC over a unix socket, one match at a time — what ``arena run --jobs 1
-    --sandbox process`` does, less the printing;
+(b) ``run_ladder`` with ``jobs=1``: every bot a child process of the process sandbox, kept
+    up from match to match (``arena/_hosts.py``), talking gRPC over a unix socket, one match
+    at a time — what ``arena run --jobs 1 --sandbox process`` does, less the printing;
 (c) the same with ``jobs=2``.
 
-Prints decisions/s and hands/s for each, the ratios to (a) and of (c) to (b), and whether the
-three produced the same matches (placements, bankrolls, hands, decisions): they should,
-since the bots are deterministic given the match id and seat.
+Prints decisions/s and hands/s for each, the ratios to (a) and of (c) to (b), the bot starts
+per ladder, and whether the three produced the same matches (placements, bankrolls, hands,
+decisions): they should, since the bots are deterministic given the match id and seat. Three
+lines are for scripts: ``ladder/in-process: R`` ((b) ÷ (a), target ≥ 0.8), ``ladder
+jobs2/jobs1: R`` ((c) ÷ (b), target ≥ 1.8) and ``ladder bot starts: N1 (jobs 1), N2 (jobs
+2)``.
 """
 
 from __future__ import annotations
@@ -58,6 +61,7 @@ class Measurement:
     decisions: int
     outcomes: dict[str, Outcome]
     faults: int = 0
+    starts: int = 0
 
     @property
     def decisions_per_s(self) -> float:
@@ -149,6 +153,7 @@ def over_grpc(spec: LadderSpec, jobs: int) -> Measurement:
         sum(r["decisions"] for r in records),
         outcomes,
         faults=sum(len(r["faults"]) for r in records),
+        starts=result.starts,
     )
 
 
@@ -156,7 +161,7 @@ def main() -> None:
     """Play the ladder three ways and print the table."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--bots", nargs="+", default=["random", "greedy", "counter"])
-    p.add_argument("--matches", type=int, default=6, help="matches (whole seat rotations)")
+    p.add_argument("--matches", type=int, default=21, help="matches (whole seat rotations)")
     p.add_argument("--hand-cap", type=int, default=60, help="hands after which a match ends")
     p.add_argument("--seed", type=int, default=1, help="ladder seed")
     args = p.parse_args()
@@ -198,6 +203,9 @@ def main() -> None:
             f"{m.decisions_per_s / base.decisions_per_s:13.2f}x"
         )
     print()
+    print(f"ladder/in-process: {one.decisions_per_s / base.decisions_per_s:.2f}")
+    print(f"ladder jobs2/jobs1: {two.decisions_per_s / one.decisions_per_s:.2f}")
+    print(f"ladder bot starts: {one.starts} (jobs 1), {two.starts} (jobs 2)")
     print(f"--jobs 2 / --jobs 1:        {two.decisions_per_s / one.decisions_per_s:.2f}x")
     print(f"in-process / --jobs 1:      {base.decisions_per_s / one.decisions_per_s:.2f}x")
     print(f"in-process / --jobs 2:      {base.decisions_per_s / two.decisions_per_s:.2f}x")

@@ -15,6 +15,8 @@ from typing import IO, Protocol
 from arena._errors import SandboxError
 from flipflop import BotManifest
 
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
 __all__ = [
     "RunningBot",
     "Sandbox",
@@ -23,6 +25,7 @@ __all__ = [
     "StderrCapture",
     "log_tail",
     "open_socket",
+    "process_cpu_seconds",
     "process_gone",
     "process_start",
     "stop_all",
@@ -49,7 +52,8 @@ class SandboxLimits:
         file_size_mb: largest file the bot may write.
         tmp_mb: size of the bot's writable /tmp (docker tmpfs).
         cpus: CPU share (docker ``--cpus``); see docs/sandbox.md on fairness.
-        cpu_seconds: total CPU time for one bot instance (one match).
+        cpu_seconds: CPU time for one bot instance's main process (a ladder replaces an
+            instance between matches once it has used half of it).
         log_bytes: stdout+stderr kept per bot instance; the rest is counted and dropped.
         start_timeout_s: how long a bot may take, from the moment its process or container
             actually runs, until it serves its health check (a generous budget: a loaded
@@ -105,6 +109,10 @@ class RunningBot(Protocol):
 
     def dropped_log_bytes(self) -> int:
         """Output bytes beyond the cap that were discarded."""
+        ...
+
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds its main process has used (what ``cpu_seconds`` limits); None: unknown."""
         ...
 
     def stop(self) -> None:
@@ -257,6 +265,16 @@ def process_start(pid: int) -> str:
             return fh.read().rpartition(")")[2].split()[19]
     except (OSError, IndexError):
         return ""
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """User plus system CPU seconds process ``pid`` has used (all its threads); None if gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            fields = fh.read().rpartition(")")[2].split()
+        return (int(fields[11]) + int(fields[12])) / _CLOCK_TICKS
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def process_gone(pid: int, start: str) -> bool:

@@ -52,6 +52,7 @@ from arena.sandbox._base import (
     SandboxLimits,
     StderrCapture,
     open_socket,
+    process_cpu_seconds,
     process_gone,
     process_start,
     stop_all,
@@ -239,6 +240,15 @@ class _DockerBot:
 
     def dropped_log_bytes(self) -> int:
         return self._pump.dropped
+
+    def cpu_seconds(self) -> float | None:
+        try:
+            self.container.reload()
+            pid = int((self.container.attrs.get("State") or {}).get("Pid") or 0)
+        except (docker.errors.DockerException, ValueError):
+            return None
+        # The entry point's process, as the host sees it (the limit is per process).
+        return process_cpu_seconds(pid) if pid > 0 else None
 
     def target(self) -> str | None:
         if self._sock_fd is None:

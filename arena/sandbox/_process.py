@@ -45,6 +45,7 @@ from arena.sandbox._base import (
     SandboxLimits,
     StderrCapture,
     open_socket,
+    process_cpu_seconds,
     stop_all,
 )
 from arena.sandbox._cgroup import BotCgroup, CgroupTree, cgroup_tree, decode, remove_cgroup
@@ -272,6 +273,10 @@ class _ProcessBot:
 
     def dropped_log_bytes(self) -> int:
         return self._log.dropped
+
+    def cpu_seconds(self) -> float | None:
+        # The wrappers exec one another: this pid is the bot's own process.
+        return None if self.proc.poll() is not None else process_cpu_seconds(self.proc.pid)
 
     def target(self) -> str | None:
         if self._sock_fd is None:

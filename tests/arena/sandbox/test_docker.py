@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from arena._errors import SandboxUnavailable
+from arena._ladder import LadderSpec, run_ladder
 from arena._runner import FaultKind, MatchCancelled, run_match
 from arena.sandbox import ProcessSandbox, SandboxKind, SandboxLimits, choose_sandbox
 from arena.sandbox._docker import LABEL, DockerSandbox, docker_available
@@ -332,3 +334,44 @@ def test_socket_is_open_to_an_arena_that_is_not_root(box: DockerSandbox) -> None
     finally:
         box.close()
         shutil.rmtree(work, ignore_errors=True)
+
+
+@pytest.mark.docker
+def test_a_ladder_keeps_each_container_up_from_match_to_match(
+    box: DockerSandbox, tmp_path: Path
+) -> None:
+    """One container per bot plays all three matches (the stayer counts them); then none is left.
+
+    Its CPU time is read through the container's main process, so the CPU rule can apply.
+    """
+    stayer = tmp_path / "stayer"
+    shutil.copytree(
+        REPO / "tests" / "arena" / "sandbox" / "adversaries" / "stayer",
+        stayer,
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    spec = LadderSpec(
+        bots=(read_manifest(stayer), RANDOM, GREEDY),
+        matches=3,
+        table_size=3,
+        seed=2,
+        duplicate=False,
+        hand_cap=5,
+    )
+    result = run_ladder(spec, tmp_path / "out", sandbox=box, jobs=1)
+
+    assert 3 == result.count("ok")
+    assert 3 == result.starts
+    counts = []
+    for rec in result.records():
+        [seat] = [i for i, b in enumerate(rec["bots"]) if b == "stayer"]
+        lines = Path(rec["replay"]).read_text(encoding="utf-8").splitlines()
+        notes = [
+            json.loads(r["note"])
+            for r in map(json.loads, lines)
+            if r.get("seat") == seat and r.get("note")
+        ]
+        counts.append(notes[0]["n"])
+        assert not rec["faults"]
+    assert [1, 2, 3] == counts
+    assert [] == box.running()  # the ladder stopped what it kept
