@@ -35,6 +35,7 @@ from flipflop import (
     BotError,
     BotManifest,
     BotTimeout,
+    HandResult,
     MatchConfig,
     MatchInfo,
     MatchState,
@@ -189,6 +190,7 @@ class _Match:
         self.sandbox = sandbox
         self.workdir = workdir
         self.state = MatchState(config, seed)
+        self._threads: concurrent.futures.ThreadPoolExecutor | None = None
         self.seats = [
             _Seat(i, m, m.name, m.version, bank_ms=clock.time_bank_ms) for i, m in enumerate(bots)
         ]
@@ -211,9 +213,17 @@ class _Match:
 
     # -------------------------------------------------------------- start and stop
 
+    def _pool(self) -> concurrent.futures.ThreadPoolExecutor:
+        """Threads to talk to every seat at once (starts, notices), made once per match."""
+        if self._threads is None:
+            self._threads = concurrent.futures.ThreadPoolExecutor(
+                len(self.seats), thread_name_prefix=f"{self.match_id}-seat"
+            )
+        return self._threads
+
     def start(self) -> None:
-        with concurrent.futures.ThreadPoolExecutor(len(self.seats)) as pool:
-            list(pool.map(self._start_seat, self.seats))
+        for _ in self._pool().map(self._start_seat, self.seats):
+            pass
 
     def _start_seat(self, s: _Seat) -> None:
         label = f"{self.match_id}-s{s.seat}"
@@ -250,6 +260,8 @@ class _Match:
 
     def stop(self) -> None:
         """Give every seat's instance back: kept for the next match, or stopped."""
+        if self._threads is not None:
+            self._threads.shutdown(wait=True)
         for s in self.seats:
             if s.seated is not None:
                 self.host.give_back(s.seated, self.log_path(s), keep=s.started and not s.forfeited)
@@ -257,23 +269,33 @@ class _Match:
     # -------------------------------------------------------------- play
 
     def notify(self, reported: int) -> int:
+        """Tell every seat about each hand settled since ``reported``; return the new count.
+
+        The seats hear of a hand at the same time (one round trip, not one per seat), and
+        every seat has heard of it before anyone's next decision.
+        """
         st = self.state
         while reported < len(st.results):
-            for s in self.seats:
-                if s.forfeited or s.client is None:
-                    continue
-                try:
-                    s.client.hand_ended(
-                        self.match_id, st.results[reported], timeout=self.clock.notify_ms / 1000
-                    )
-                except BotCrashed as e:
-                    self.fault(s, FaultKind.CRASH, f"hand_ended: {e}")
-                except BotTimeout as e:
-                    self.fault(s, FaultKind.TIMEOUT, f"hand_ended: {e}")
-                except BotError as e:
-                    self.fault(s, FaultKind.PROTOCOL, f"hand_ended: {e}")
+            result = st.results[reported]
+            live = [s for s in self.seats if not s.forfeited and s.client is not None]
+            if len(live) == 1:
+                self._hand_ended(live[0], result)
+            elif live:
+                for _ in self._pool().map(self._hand_ended, live, [result] * len(live)):
+                    pass
             reported += 1
         return reported
+
+    def _hand_ended(self, s: _Seat, result: HandResult) -> None:
+        assert s.client is not None
+        try:
+            s.client.hand_ended(self.match_id, result, timeout=self.clock.notify_ms / 1000)
+        except BotCrashed as e:
+            self.fault(s, FaultKind.CRASH, f"hand_ended: {e}")
+        except BotTimeout as e:
+            self.fault(s, FaultKind.TIMEOUT, f"hand_ended: {e}")
+        except BotError as e:
+            self.fault(s, FaultKind.PROTOCOL, f"hand_ended: {e}")
 
     def decide(self, s: _Seat) -> tuple[str, float | None, str]:
         """One decision for seat ``s``; returns (note, ms, fault text)."""

@@ -229,3 +229,30 @@ def test_a_bot_that_exits_at_start_fails_fast(
     assert [FaultKind.START] == [f.kind for f in rec.faults]
     assert "exited while starting" in rec.faults[0].detail
     assert took < 30  # start and the whole match: far below the 60 s it would have waited
+
+
+def test_a_bot_slow_to_hear_of_a_hand_is_struck_and_the_others_hear_it(
+    make_bot: Callable[..., Path], tmp_path: Path
+) -> None:
+    """HandEnded past its deadline: a timeout strike per hand, then forfeit; the match ends.
+
+    The seats hear of each hand at the same time (the runner's notices go out in parallel):
+    the slow one is struck, and the others hear every hand without a fault.
+    """
+    faulty = make_bot(
+        "deaf",
+        prelude="""
+        def slow_hand_ended(self, result):
+            time.sleep(1.5)
+        Faulty.hand_ended = slow_hand_ended
+        """,
+    )
+    clock = TimeControl(decision_ms=2000, time_bank_ms=2000, notify_ms=300)
+    rec = _play(tmp_path, faulty, clock=clock)
+
+    _finished(rec, tmp_path)
+    faults = [f for f in rec.faults if f.seat == 0]
+    assert [FaultKind.TIMEOUT] * 3 == [f.kind for f in faults]
+    assert all(f.detail.startswith("hand_ended:") for f in faults)
+    assert faults[-1].forfeited
+    assert [] == [f for f in rec.faults if f.seat != 0]  # the others heard every hand
