@@ -16,7 +16,8 @@ another's.
 
 **When an instance is replaced.** After a match an instance is stopped rather than kept
 when its bot is gone (a crash is charged to the match it happened in, and the next match
-starts a new one), its seat was forfeited or never started, its output reached the log cap
+starts a new one), it did not hear its match end (a forfeited seat, a failed start or
+``EndMatch``, a cancelled match: it could still hold that match), its output reached the cap
 (so that every match's log says something), or it has used half of its CPU-time limit
 (``SandboxLimits.cpu_seconds`` counts per instance: it must never run out mid-match for
 work done in earlier ones).
@@ -118,8 +119,8 @@ class BotHost:
     def give_back(self, seated: Seated, log_to: Path, *, keep: bool) -> None:
         """After its match: hand the match its part of the log; keep the instance or stop it.
 
-        ``keep`` says the match left it fit to play on (it started and was not forfeited);
-        it is stopped anyway when it is gone, its log is full, or it has used half its CPU.
+        ``keep`` says the match left it fit to play on (it heard the match end); it is
+        stopped anyway when it is gone, its log is full, or it has used half its CPU.
         """
         keep = keep and self.reuse and seated.client is not None and not self._worn(seated)
         if not keep:

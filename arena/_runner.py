@@ -109,7 +109,12 @@ class Fault:
 
 @dataclass(frozen=True, slots=True)
 class SeatReport:
-    """How one seat's bot behaved in a match (``started``: it passed its start)."""
+    """How one seat's bot behaved in a match.
+
+    ``started``: it passed its start. ``protocol``: the version its handshake said ("" if
+    none). ``streamed``: its decisions went on a DecideStream (protocol 1.2), not one Decide
+    call each.
+    """
 
     seat: int
     bot: str
@@ -121,6 +126,8 @@ class SeatReport:
     forfeited: bool
     log: str
     dropped_log_bytes: int
+    protocol: str = ""
+    streamed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +168,8 @@ class _Seat:
     decisions: int = 0
     think_ms: float = 0.0
     started: bool = False
+    ended: bool = False
+    """It heard the match's end (EndMatch answered): its instance may play on."""
     faults: list[Fault] = field(default_factory=list)
 
 
@@ -259,12 +268,17 @@ class _Match:
         return self.logs_dir / f"seat{s.seat}-{s.name}.log"
 
     def stop(self) -> None:
-        """Give every seat's instance back: kept for the next match, or stopped."""
+        """Give every seat's instance back: kept for the next match, or stopped.
+
+        Only an instance that heard the match end is kept: after a cancelled match, an arena
+        error or an EndMatch that failed, the bot may still hold the match (its state, an open
+        decision stream), so it is stopped.
+        """
         if self._threads is not None:
             self._threads.shutdown(wait=True)
         for s in self.seats:
             if s.seated is not None:
-                self.host.give_back(s.seated, self.log_path(s), keep=s.started and not s.forfeited)
+                self.host.give_back(s.seated, self.log_path(s), keep=s.ended)
 
     # -------------------------------------------------------------- play
 
@@ -391,11 +405,13 @@ class _Match:
         assert st.result is not None
         for s in self.seats:
             if s.client is not None and not s.forfeited:
-                # The match is decided; a bot that cannot hear it changes nothing.
+                # The match is decided; a bot that cannot hear it changes nothing (but its
+                # instance, in doubt, is not kept).
                 with contextlib.suppress(BotError):
                     s.client.end_match(
                         self.match_id, st.result, timeout=self.clock.notify_ms / 1000
                     )
+                    s.ended = True
         return MatchRecord(
             match_id=self.match_id,
             void=not all(s.started for s in self.seats),
@@ -419,8 +435,11 @@ class _Match:
                     forfeited=s.forfeited,
                     log=str(self.log_path(s)) if s.seated is not None else "",
                     dropped_log_bytes=s.seated.dropped_now() if s.seated is not None else 0,
+                    protocol=identity.protocol_version if identity is not None else "",
+                    streamed=s.client is not None and s.client.streams_decisions,
                 )
                 for s in self.seats
+                for identity in [s.seated.identity if s.seated is not None else None]
             ),
             faults=tuple(f for s in self.seats for f in s.faults),
             replay=str(replay_path),

@@ -6,22 +6,30 @@ Run: ``python benchmarks/roundtrip.py [--calls N] [--rounds R]``. Measures, in t
     discards its highest card), on a realistic mid-hand PLAY-phase observation — the whole
     path: domain → protobuf → bytes → bot's domain objects → answer → back;
 (b) a raw grpcio echo: a generic unary handler that returns the request bytes unchanged (no
-    protobuf anywhere), sent a payload of exactly the serialised DecideRequest's size.
+    protobuf anywhere), sent a payload of exactly the serialised DecideRequest's size;
+(c) ``BotClient.decide`` over ``DecideStream`` (protocol 1.2): the same as (a), but on one
+    stream for the match, as the arena asks a bot that announces ``decide-stream``;
+(d) a raw grpcio stream echo: a generic stream handler that yields each request's bytes
+    unchanged; the client sends the same payload as (b) and waits for its echo before it
+    sends the next, as the arena does.
 
-Both servers run in this process with the same thread pool and channel options; the two are
-measured in alternating rounds so that drift affects both. Prints the median and p90 in
-microseconds for each, and the ratio (a) / (b) of the medians (target: at most 1.3).
+Both servers run in this process with the same thread pool and channel options; the four are
+measured in alternating rounds so that drift affects all. Prints the median and p90 in
+microseconds for each, the ratio (a) / (b) of the medians (target: at most 1.3), and the line
+``decide/stream-echo: N.NN``, the ratio (c) / (d) of the medians (target: at most 1.15).
 """
 
 from __future__ import annotations
 
 import argparse
+import queue
 import random
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent import futures
+from dataclasses import replace
 from pathlib import Path
 
 import grpc
@@ -71,6 +79,11 @@ def _summary(samples: list[float]) -> tuple[float, float]:
     return statistics.median(ordered), ordered[int(0.9 * (len(ordered) - 1))]
 
 
+def _echo_stream(requests: Iterator[bytes], context: grpc.ServicerContext) -> Iterator[bytes]:
+    """The raw stream echo: each request's bytes back, unchanged."""
+    yield from requests
+
+
 def main() -> None:
     """Run both measurements and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -87,9 +100,12 @@ def main() -> None:
         echo_endpoint = f"unix:{Path(tmp) / 'echo.sock'}"
 
         echo = grpc.server(futures.ThreadPoolExecutor(max_workers=8), options=_OPTIONS)
-        handler = grpc.unary_unary_rpc_method_handler(lambda request, context: request)
+        handlers = {
+            "Echo": grpc.unary_unary_rpc_method_handler(lambda request, context: request),
+            "EchoStream": grpc.stream_stream_rpc_method_handler(_echo_stream),
+        }
         echo.add_generic_rpc_handlers(
-            (grpc.method_handlers_generic_handler("bench.Echo", {"Echo": handler}),)
+            (grpc.method_handlers_generic_handler("bench.Echo", handlers),)
         )
         echo.add_insecure_port(echo_endpoint)
         echo.start()
@@ -97,42 +113,71 @@ def main() -> None:
         echo_call: grpc.UnaryUnaryMultiCallable[bytes, bytes] = echo_channel.unary_unary(
             "/bench.Echo/Echo", request_serializer=None, response_deserializer=None
         )
+        echo_requests: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        echo_stream = echo_channel.stream_stream(
+            "/bench.Echo/EchoStream", request_serializer=None, response_deserializer=None
+        )(iter(echo_requests.get, None))
+        echoes = iter(echo_stream)
 
-        with BotServer(Bot(), bot_endpoint) as server, BotClient(server.endpoint) as client:
-            client.wait_ready()
-            client.handshake()
+        with (
+            BotServer(Bot(), bot_endpoint) as server,
+            BotClient(server.endpoint) as unary_client,
+            BotClient(server.endpoint) as stream_client,
+        ):
+            unary_client.wait_ready()
             players = tuple(f"p{s}" for s in range(state.config.seats))
-            client.start_match(MatchInfo("bench", obs.seat, players, state.config, 1000, 10000))
+            info = MatchInfo("bench", obs.seat, players, state.config, 1000, 10000)
+            unary_client.start_match(info)  # no handshake: Decide, one call each
+            stream_client.handshake()  # announces decide-stream: DecideStream
+            stream_client.start_match(replace(info, match_id="bench-stream"))
 
             def decide() -> object:
-                return client.decide(
+                return unary_client.decide(
                     "bench", obs, legal, time_left_ms=1000, time_bank_ms=10000, timeout=5.0
+                )
+
+            def decide_on_stream() -> object:
+                return stream_client.decide(
+                    "bench-stream", obs, legal, time_left_ms=1000, time_bank_ms=10000, timeout=5.0
                 )
 
             def raw() -> object:
                 return echo_call(payload, timeout=5.0)
 
-            _time(decide, 300)  # warm up both paths (connections, caches, thread pool)
-            _time(raw, 300)
-            sdk: list[float] = []
-            baseline: list[float] = []
+            def raw_stream() -> object:  # the next request once the last one is echoed
+                echo_requests.put(payload)
+                return next(echoes)
+
+            sides = (decide, raw, decide_on_stream, raw_stream)
+            for side in sides:  # warm up every path (connections, caches, thread pool)
+                _time(side, 300)
+            samples: list[list[float]] = [[] for _ in sides]
             for _ in range(args.rounds):
-                sdk += _time(decide, args.calls)
-                baseline += _time(raw, args.calls)
+                for side, out in zip(sides, samples, strict=True):
+                    out += _time(side, args.calls)
+        echo_requests.put(None)
         echo_channel.close()
         echo.stop(None).wait()
 
-    sdk_median, sdk_p90 = _summary(sdk)
-    raw_median, raw_p90 = _summary(baseline)
+    names = (
+        "(a) BotClient.decide",
+        "(b) raw grpcio echo",
+        "(c) BotClient.decide, stream",
+        "(d) raw grpcio stream echo",
+    )
+    summaries = [_summary(out) for out in samples]
     print(
         f"observation: seat {obs.seat}, hand {obs.hand_number}, turn {obs.turn}, "
         f"{len(obs.history)} events, {len(legal)} legal actions; "
         f"DecideRequest {len(payload)} bytes"
     )
     print(f"{'':28s} {'median µs':>10s} {'p90 µs':>10s}")
-    print(f"{'(a) BotClient.decide':28s} {sdk_median:10.1f} {sdk_p90:10.1f}")
-    print(f"{'(b) raw grpcio echo':28s} {raw_median:10.1f} {raw_p90:10.1f}")
-    print(f"ratio (a)/(b), medians: {sdk_median / raw_median:.2f}  (target <= 1.3)")
+    for name, (median, p90) in zip(names, summaries, strict=True):
+        print(f"{name:28s} {median:10.1f} {p90:10.1f}")
+    (decide_us, _), (echo_us, _), (stream_us, _), (stream_echo_us, _) = summaries
+    print(f"ratio (a)/(b), medians: {decide_us / echo_us:.2f}  (target <= 1.3)")
+    print(f"decide/unary-echo: {decide_us / echo_us:.2f}")
+    print(f"decide/stream-echo: {stream_us / stream_echo_us:.2f}  (target <= 1.15)")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The arena's side of the bot protocol: one :class:`BotClient` per bot endpoint.
 
-Every call takes a ``timeout`` (seconds) that becomes the gRPC deadline, and every failure
+Every call takes a ``timeout`` (seconds) that becomes its deadline, and every failure
 comes back as a :class:`~flipflop.BotError` that says which bot and how: :func:`bot_error` is
 the one place where gRPC status codes become SDK errors. Answers are decoded by ``_wire`` and
 never trusted: a malformed action, a different major protocol version, a handshake string that
@@ -12,6 +12,17 @@ for the handshake, 1 KiB for the others). gRPC refuses anything over the largest
 arrives (RESOURCE_EXHAUSTED), and each call checks its own cap on the bytes received before it
 decodes them, so no answer can make the arena hold more than 16 KiB of it.
 
+**Decisions on a stream.** After a handshake in which the bot announces ``decide-stream``
+(protocol 1.2), :meth:`BotClient.decide` asks for a match's decisions on one ``DecideStream``
+call, opened at the match's first decision and half-closed by :meth:`BotClient.end_match`;
+otherwise (a 1.1 bot, or no handshake) each decision is one ``Decide`` call. A decision has the
+same deadline, errors and size cap either way. gRPC cannot put a deadline on one message of a
+stream, so one watchdog thread per client cancels a stream whose decision is late: that is a
+:class:`~flipflop.BotTimeout`, and the match's next decision opens a fresh stream, as after
+any failed decision. Different matches stream at once; one match's decisions come one after
+the other. A bot that announces the feature but answers ``DecideStream`` with UNIMPLEMENTED is
+asked with ``Decide`` from then on, that decision included (within its deadline): no error.
+
 **The seat token.** ``handshake(seat_token=…)`` checks that the bot presents the token it was
 started with (``FLIPFLOP_SEAT_TOKEN``), in constant time. A missing or wrong one raises
 :class:`~flipflop.SeatTokenError` and closes the client: every later call raises it again
@@ -21,8 +32,11 @@ without touching the network. The token is never stored, logged or put in an err
 from __future__ import annotations
 
 import hmac
+import math
+import queue
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from types import TracebackType
 from typing import Self, TypeVar
 
@@ -38,7 +52,13 @@ from flipflop._proto.flipflop.v1 import bot_pb2 as pb
 from flipflop._proto.grpc.health.v1 import health_pb2 as health_pb
 from flipflop._results import HandResult, MatchResult
 from flipflop._server import MAX_MESSAGE_BYTES, Endpoint
-from flipflop._wire import MAX_ANSWER_BYTES, PROTOCOL_VERSION, BotIdentity, Decision
+from flipflop._wire import (
+    DECIDE_STREAM,
+    MAX_ANSWER_BYTES,
+    PROTOCOL_VERSION,
+    BotIdentity,
+    Decision,
+)
 
 __all__ = ["BotClient", "BotIdentity", "Decision", "bot_error"]
 
@@ -78,11 +98,108 @@ def bot_error(
     return BotProtocolError(reason, bot)
 
 
+def _status(error: grpc.RpcError) -> tuple[grpc.StatusCode | None, str]:
+    """(code, details) of a failed call: its RpcError is also a grpc.Call, as a rule."""
+    get_code, get_details = getattr(error, "code", None), getattr(error, "details", None)
+    code = get_code() if callable(get_code) else None
+    details = (get_details() or "") if callable(get_details) else str(error)
+    return code, details
+
+
+class _DecideStream:
+    """One match's DecideStream call: requests go in through a queue, answers come out in order.
+
+    grpcio sends what the request iterator yields from a thread of its own; ``None`` in the
+    queue ends that iterator, which half-closes the stream (and ends that thread).
+
+    Attributes:
+        answers: the bot's answers, as they come (blocks; raises grpc.RpcError when it fails).
+        deadline: when the watchdog cancels the call, while a decision is armed.
+        timed_out: the watchdog cancelled the call.
+    """
+
+    __slots__ = ("_call", "_requests", "answers", "deadline", "timed_out")
+
+    def __init__(self, method: grpc.StreamStreamMultiCallable[bytes, bytes]) -> None:
+        self._requests: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._call = method(iter(self._requests.get, None))
+        self.answers: Iterator[bytes] = iter(self._call)
+        self.deadline = math.inf
+        self.timed_out = False
+
+    def send(self, request: bytes) -> None:
+        """Send one request (grpcio's thread writes it)."""
+        self._requests.put(request)
+
+    def half_close(self) -> None:
+        """No more requests: the bot ends the stream once it has answered the last one."""
+        self._requests.put(None)
+
+    def cancel(self) -> None:
+        """End the stream now, whatever it was doing."""
+        self._requests.put(None)
+        self._call.cancel()  # type: ignore[no-untyped-call]  # grpc-stubs leave it untyped
+
+
+class _Watchdog:
+    """Cancels a decision stream once its decision's deadline has passed.
+
+    One thread, started at the first decision on a stream, sleeps until the earliest deadline
+    armed. A decision arms a deadline later than the one the thread sleeps until (the usual
+    case: one decision after another) without waking it, so the watch costs a decision two
+    lock round trips and no thread switch.
+    """
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition(threading.Lock())
+        self._armed: set[_DecideStream] = set()
+        self._wake = math.inf  # when the thread looks next
+        self._thread: threading.Thread | None = None
+        self._closed = False
+
+    def arm(self, stream: _DecideStream, timeout: float) -> None:
+        """Cancel ``stream`` in ``timeout`` seconds unless it is disarmed before."""
+        deadline = time.monotonic() + timeout
+        with self._condition:
+            stream.deadline = deadline
+            self._armed.add(stream)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="flipflop-decision-deadlines", daemon=True
+                )
+                self._thread.start()
+            elif deadline < self._wake:
+                self._condition.notify()
+
+    def disarm(self, stream: _DecideStream) -> None:
+        """Stop watching ``stream``; from now on ``stream.timed_out`` stays as it is."""
+        with self._condition:
+            self._armed.discard(stream)
+
+    def close(self) -> None:
+        """Stop the thread."""
+        with self._condition:
+            self._closed = True
+            self._condition.notify()
+
+    def _run(self) -> None:
+        with self._condition:
+            while not self._closed:
+                now = time.monotonic()
+                for stream in [s for s in self._armed if s.deadline <= now]:
+                    self._armed.discard(stream)
+                    stream.timed_out = True
+                    stream.cancel()
+                self._wake = min((s.deadline for s in self._armed), default=math.inf)
+                self._condition.wait(self._wake - now if self._armed else None)
+
+
 class BotClient:
     """A connection to one bot (the arena's side); safe to share between threads.
 
     Call :meth:`handshake` first; then, per match, :meth:`start_match`, :meth:`decide` for
-    each decision with :meth:`hand_ended` after every hand, and :meth:`end_match`.
+    each decision with :meth:`hand_ended` after every hand, and :meth:`end_match`. One match's
+    decisions must come one after the other; different matches may decide at once.
 
     Args:
         endpoint: ``unix:/abs/path.sock`` or ``host:port``.
@@ -111,6 +228,11 @@ class BotClient:
         self._arena_version = arena_version
         # Set once a handshake failed its seat token: the reason every later call raises.
         self._refused: str | None = None
+        # Decisions on DecideStream: set by a handshake announcing it (module docstring).
+        self._streaming = False
+        self._streams: dict[str, _DecideStream] = {}  # by match id
+        self._streams_lock = threading.Lock()
+        self._watchdog = _Watchdog()
         self._channel = grpc.insecure_channel(
             Endpoint.parse(endpoint).target,
             options=[
@@ -134,6 +256,9 @@ class BotClient:
         self._handshake = self._method("/flipflop.v1.Bot/Handshake")
         self._start_match = self._method("/flipflop.v1.Bot/StartMatch")
         self._decide = self._method("/flipflop.v1.Bot/Decide")
+        self._decide_stream = self._channel.stream_stream(
+            "/flipflop.v1.Bot/DecideStream", request_serializer=None, response_deserializer=None
+        )
         self._hand_ended = self._method("/flipflop.v1.Bot/HandEnded")
         self._end_match = self._method("/flipflop.v1.Bot/EndMatch")
         self._health = self._method("/grpc.health.v1.Health/Check")
@@ -145,6 +270,15 @@ class BotClient:
     def name(self) -> str | None:
         """The bot's name: from the handshake, else the one given, else None."""
         return self.identity.name if self.identity is not None else self._name
+
+    @property
+    def streams_decisions(self) -> bool:
+        """True while decisions go on DecideStream (see the module docstring).
+
+        That is: the handshake announced ``decide-stream``, and the bot has not answered
+        DecideStream with UNIMPLEMENTED.
+        """
+        return self._streaming
 
     def _check_open(self) -> None:
         """Refuse any call once a handshake presented a wrong seat token (nothing is sent)."""
@@ -167,16 +301,15 @@ class BotClient:
         try:
             answer = method(request, timeout=timeout, wait_for_ready=wait_for_ready)
         except grpc.RpcError as e:
-            # A failed unary call raises an RpcError that is also a grpc.Call (code, details).
-            get_code, get_details = getattr(e, "code", None), getattr(e, "details", None)
-            code = get_code() if callable(get_code) else None
-            details = (get_details() or "") if callable(get_details) else str(e)
-            raise bot_error(code, details, call=call, bot=self.name) from None
+            raise bot_error(*_status(e), call=call, bot=self.name) from None
+        self._check_size(call, answer)
+        return answer
+
+    def _check_size(self, call: str, answer: bytes) -> None:
         try:
             _wire.check_answer_size(call, len(answer))
         except BotProtocolError as e:
             raise BotProtocolError(e.reason, self.name) from e
-        return answer
 
     def _parse(self, message_type: type[_Msg], answer: bytes, call: str) -> _Msg:
         try:
@@ -224,6 +357,7 @@ class BotClient:
                 identity.name,
             )
         self.identity = identity
+        self._streaming = DECIDE_STREAM in identity.features
         return identity
 
     def _check_seat_token(self, presented: str, expected: str) -> None:
@@ -239,7 +373,7 @@ class BotClient:
             "started for this seat (FLIPFLOP_SEAT_TOKEN); no further call is made to it"
         )
         self._refused = reason
-        self._channel.close()
+        self.close()
         raise SeatTokenError(reason, self._name)
 
     def start_match(self, info: MatchInfo, timeout: float = 5.0) -> None:
@@ -259,7 +393,7 @@ class BotClient:
         time_bank_ms: int,
         timeout: float,
     ) -> Decision:
-        """Ask for one decision.
+        """Ask for one decision: on the match's stream if the bot serves DecideStream.
 
         Args:
             match_id: the match, as in :meth:`start_match`.
@@ -279,16 +413,85 @@ class BotClient:
                 its 16 KiB cap, an error the bot raised, or an unknown match.
             BotTimeout, BotCrashed: no answer.
         """
-        response = self._call(
-            self._decide,
-            _wire.decide_request_bytes(match_id, obs, legal, time_left_ms, time_bank_ms),
-            timeout,
-            "Decide",
-        )
+        request = _wire.decide_request_bytes(match_id, obs, legal, time_left_ms, time_bank_ms)
+        if self._streaming:
+            answer = self._decide_on_stream(match_id, request, timeout)
+        else:
+            answer = self._call(self._decide, request, timeout, "Decide")
         try:
-            return _wire.decision_from_bytes(response)
+            return _wire.decision_from_bytes(answer)
         except BotProtocolError as e:
             raise BotProtocolError(f"Decide: {e.reason}", self.name) from e
+
+    def _decide_on_stream(self, match_id: str, request: bytes, timeout: float) -> bytes:
+        """One decision on the match's stream (opened if need be): the answer, within its cap.
+
+        A stream that fails (or times out) is dropped: the next decision opens a new one.
+        """
+        self._check_open()
+        started = time.monotonic()
+        stream = self._streams.get(match_id)
+        if stream is None:
+            stream = _DecideStream(self._decide_stream)
+            with self._streams_lock:
+                self._streams[match_id] = stream
+        error: grpc.RpcError | None = None
+        self._watchdog.arm(stream, timeout)
+        stream.send(request)  # then straight to the wait: grpcio's sending thread needs the GIL
+        try:
+            answer = next(stream.answers, None)
+        except grpc.RpcError as e:
+            answer, error = None, e
+        finally:
+            self._watchdog.disarm(stream)
+        if answer is None or stream.timed_out:  # an answer just in time: the call is cancelled
+            self._drop_stream(match_id, stream)
+        if answer is None:
+            left = timeout - (time.monotonic() - started)
+            return self._stream_failed(stream, error, request, left)
+        self._check_size("Decide", answer)
+        return answer
+
+    def _stream_failed(
+        self, stream: _DecideStream, error: grpc.RpcError | None, request: bytes, left: float
+    ) -> bytes:
+        """Raise the error for a decision whose stream ended without an answer.
+
+        Unless the bot does not serve DecideStream: then ask by Decide, for good.
+        """
+        if stream.timed_out:
+            raise bot_error(grpc.StatusCode.DEADLINE_EXCEEDED, "", call="Decide", bot=self.name)
+        if error is None:
+            raise BotProtocolError(
+                "Decide: the bot ended the decision stream without an answer", self.name
+            )
+        code, details = _status(error)
+        if code is grpc.StatusCode.UNIMPLEMENTED:
+            self._streaming = False  # it announced decide-stream, but does not serve it
+            return self._call(self._decide, request, max(left, 0.0), "Decide")
+        raise bot_error(code, details, call="Decide", bot=self.name)
+
+    def _drop_stream(self, match_id: str, stream: _DecideStream) -> None:
+        with self._streams_lock:
+            if self._streams.get(match_id) is stream:
+                del self._streams[match_id]
+        stream.cancel()
+
+    def _close_stream(self, match_id: str, timeout: float) -> None:
+        """Half-close the match's stream, if it has one; let the bot end it, then release it."""
+        with self._streams_lock:
+            stream = self._streams.pop(match_id, None)
+        if stream is None:
+            return
+        stream.half_close()
+        self._watchdog.arm(stream, timeout)
+        try:
+            next(stream.answers, None)  # returns once the bot has ended the stream
+        except grpc.RpcError:
+            pass  # it ended with an error, or not in time: the match is over anyway
+        finally:
+            self._watchdog.disarm(stream)
+            stream.cancel()
 
     def hand_ended(self, match_id: str, result: HandResult, timeout: float = 5.0) -> None:
         """Tell the bot how a hand was settled."""
@@ -298,10 +501,17 @@ class BotClient:
         self._parse(pb.HandEndedResponse, answer, "HandEnded")
 
     def end_match(self, match_id: str, result: MatchResult, timeout: float = 5.0) -> None:
-        """Tell the bot the match is over (and forget what was cached of its history)."""
+        """Tell the bot the match is over (and forget what was cached of its history).
+
+        The match's decision stream, if any, is half-closed first and released once the bot has
+        ended it; ``timeout`` covers that and the EndMatch call.
+        """
+        started = time.monotonic()
         try:
+            self._close_stream(match_id, timeout)
+            left = max(0.0, timeout - (time.monotonic() - started))
             answer = self._call(
-                self._end_match, _wire.end_match_request(match_id, result), timeout, "EndMatch"
+                self._end_match, _wire.end_match_request(match_id, result), left, "EndMatch"
             )
         finally:
             _wire.forget_match(match_id)
@@ -361,7 +571,12 @@ class BotClient:
             time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
 
     def close(self) -> None:
-        """Close the connection (calls in flight are cancelled)."""
+        """Close the connection (calls in flight and decision streams are cancelled)."""
+        with self._streams_lock:
+            streams, self._streams = list(self._streams.values()), {}
+        for stream in streams:
+            stream.cancel()
+        self._watchdog.close()
         self._channel.close()
 
     def __enter__(self) -> Self:

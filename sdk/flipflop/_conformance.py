@@ -10,7 +10,11 @@ It waits for the bot's health check, shakes hands, then plays many random matche
 seats, random stakes, bankrolls and caps) in which the checked bot holds one seat and the other
 seats play uniformly random legal actions in-process through the engine. Two of the matches are
 interleaved, decision by decision, under two match ids (when the bot announces
-``concurrent-matches``), to show that its state is kept per match. Every answer is checked:
+``concurrent-matches``), to show that its state is kept per match. A bot that announces
+``decide-stream`` (protocol 1.2) gets its decisions as the arena asks them, on one
+``DecideStream`` per match (two at once for the interleaved pair), and must serve it: an
+UNIMPLEMENTED answer is an ``error`` (the arena would fall back to ``Decide``, and so does the
+check, which goes on). Every answer is checked:
 it decodes and fits its size cap, a PHASE_START answer is exactly one drop or draw, every step
 of a PHASE_PLAY plan is legal when applied and the plan ends the turn, the answer comes within
 the deadline, and the debug note fits in 1024 bytes. The check goes on past problems (the
@@ -38,7 +42,7 @@ from flipflop._client import BotClient
 from flipflop._errors import ActionError, BotCrashed, BotError, BotProtocolError, BotTimeout
 from flipflop._harness import apply_turn, play_default, play_phase_of
 from flipflop._match import MatchConfig, MatchState
-from flipflop._wire import NOTE_LIMIT, BotIdentity
+from flipflop._wire import DECIDE_STREAM, NOTE_LIMIT, BotIdentity
 
 __all__ = [
     "MAX_LISTED",
@@ -112,6 +116,8 @@ class ConformanceReport:
         problems: the problems, in order, at most :data:`MAX_LISTED` of each kind.
         counts: how many problems of each kind were found (listed or not), most first.
         identity: what the bot said in the handshake, if it got that far.
+        decide_stream: the decisions went on DecideStream (the bot announced
+            ``decide-stream`` and served it), not one Decide call each.
         matches: matches played to the end.
         decisions: decisions asked for and checked.
         seconds: how long the check took.
@@ -121,6 +127,7 @@ class ConformanceReport:
     problems: tuple[Problem, ...]
     counts: tuple[tuple[ProblemKind, int], ...]
     identity: BotIdentity | None
+    decide_stream: bool
     matches: int
     decisions: int
     seconds: float
@@ -400,14 +407,23 @@ def check_bot(
                 while running:  # one decision each in turn, two match ids at once
                     running = [game for game in running if game.step()]
                 _check_health(client, findings, decision_timeout, "health (after the matches)")
+                if DECIDE_STREAM in identity.features and not client.streams_decisions:
+                    findings.add(
+                        ProblemKind.ERROR,
+                        "decide-stream",
+                        "the handshake announces decide-stream, but DecideStream answered "
+                        "UNIMPLEMENTED: the decisions were asked with Decide",
+                    )
         except _Stop:
             pass
+        streamed = client.streams_decisions
     counts = tuple(findings.counts.most_common())
     return ConformanceReport(
         ok=not counts,
         problems=tuple(findings.problems),
         counts=counts,
         identity=identity,
+        decide_stream=streamed,
         matches=findings.matches,
         decisions=findings.decisions,
         seconds=time.monotonic() - started,
@@ -460,8 +476,10 @@ def format_report(report: ConformanceReport) -> str:
             f"bot {ident.name!r} {ident.version} (protocol {ident.protocol_version}; "
             f"{ident.runtime or 'no runtime given'})"
         )
+    how = "on DecideStream" if report.decide_stream else "with Decide"
     lines.append(
-        f"{report.matches} matches, {report.decisions} decisions checked in {report.seconds:.1f} s"
+        f"{report.matches} matches, {report.decisions} decisions ({how}) checked in "
+        f"{report.seconds:.1f} s"
     )
     if report.ok:
         lines.append("OK: no problems found")

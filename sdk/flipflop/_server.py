@@ -24,18 +24,32 @@ server reads it once, when it is made, removes it from ``os.environ`` (so that c
 logs and notes that dump the environment never see it), and sends it in every handshake: a bot
 author does nothing. Without the variable (a bot started by hand) the handshake carries none.
 
+**Decisions on a stream.** The server announces the feature ``decide-stream`` (protocol 1.2),
+so the arena asks for a match's decisions on one ``DecideStream`` call instead of one
+``Decide`` call each. A stream answers each request in turn through ``Decide`` itself (the
+same checks, answers and status codes), checks that every request is for the match of its
+first one, and ends with the status ``Decide`` would have answered as soon as a decision is
+refused (the arena then opens a new stream). An open stream holds one of the server's threads
+until its match ends, so the server keeps at most :data:`MAX_DECIDE_STREAMS` open at once and
+has as many threads more than ``max_workers``: however many streams are open, ``max_workers``
+threads are left for the other calls (a HandEnded must never wait for a thread held by a
+stream).
+
 **Sizes.** Requests over :data:`MAX_MESSAGE_BYTES` (4 MiB) are refused by gRPC. The arena caps
-each answer by call (``ANSWER_CAPS``: 16 KiB for a decision): a note is cut to 1024 bytes here,
-but a plan of thousands of steps would be over the cap and refused.
+each answer by call (``ANSWER_CAPS``: 16 KiB for a decision, on a stream as in ``Decide``): a
+note is cut to 1024 bytes here, but a plan of thousands of steps would be over the cap and
+refused.
 
 **Status codes** the server answers with (all in :data:`_STATUS`):
 
 =====================  ===================================================================
-INVALID_ARGUMENT       a request that does not decode (card 52, UNSPECIFIED phase, …)
+INVALID_ARGUMENT       a request that does not decode (card 52, UNSPECIFIED phase, …); on a
+                       stream, a request for another match than the stream's first
 FAILED_PRECONDITION    another major protocol version; a match id with no StartMatch
 ALREADY_EXISTS         a StartMatch for a match id that is being played
 INTERNAL               the bot's code raised, or returned something that is not an answer
 NOT_FOUND              a health check for a service other than ``""`` or ``flipflop.v1.Bot``
+RESOURCE_EXHAUSTED     a DecideStream while :data:`MAX_DECIDE_STREAMS` are open
 =====================  ===================================================================
 """
 
@@ -50,13 +64,13 @@ import socket
 import stat
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent import futures
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from types import FrameType, TracebackType
-from typing import Any, Self, TypeVar
+from typing import Any, NoReturn, Self, TypeVar
 
 import grpc
 from google.protobuf.message import Message
@@ -68,12 +82,13 @@ from flipflop._errors import BotProtocolError, MalformedActionError
 from flipflop._proto.flipflop.v1 import bot_pb2 as pb
 from flipflop._proto.grpc.health.v1 import health_pb2 as health_pb
 from flipflop._proto.grpc.health.v1 import health_pb2_grpc as health_grpc
-from flipflop._wire import MAX_REQUEST_BYTES, PROTOCOL_VERSION
+from flipflop._wire import DECIDE_STREAM, MAX_REQUEST_BYTES, PROTOCOL_VERSION
 
 __all__ = [
     "DEFAULT_ENDPOINT",
     "FEATURES",
     "LISTEN_ENV",
+    "MAX_DECIDE_STREAMS",
     "MAX_MESSAGE_BYTES",
     "PROTOCOL_VERSION",
     "SEAT_TOKEN_ENV",
@@ -86,8 +101,11 @@ DEFAULT_ENDPOINT = "unix:/tmp/flipflop-bot.sock"
 """Where :func:`serve` listens when neither ``listen``, ``--listen`` nor the environment say."""
 LISTEN_ENV = "FLIPFLOP_LISTEN"
 """The environment variable :func:`serve` reads the endpoint from."""
-FEATURES = ("concurrent-matches", "debug-notes")
+FEATURES = ("concurrent-matches", "debug-notes", DECIDE_STREAM)
 """The optional capabilities a Python bot announces in the handshake."""
+MAX_DECIDE_STREAMS = 16
+"""The most DecideStream calls a bot's server keeps open at once (one per match being played);
+one more is refused with RESOURCE_EXHAUSTED. Each holds a thread of its own until it ends."""
 SEAT_TOKEN_ENV = "FLIPFLOP_SEAT_TOKEN"
 """The environment variable holding the seat token the arena started the bot with."""
 MAX_MESSAGE_BYTES = MAX_REQUEST_BYTES
@@ -186,6 +204,8 @@ class _Why(Enum):
     """A StartMatch for a match id that is being played."""
     BOT_FAILED = "bot failed"
     """The bot's code raised, or returned something that is not an answer."""
+    TOO_MANY_STREAMS = "too many streams"
+    """A DecideStream while :data:`MAX_DECIDE_STREAMS` are open."""
     UNKNOWN_SERVICE = "unknown service"
     """A health check for a service this server does not offer."""
 
@@ -196,6 +216,7 @@ _STATUS: dict[_Why, grpc.StatusCode] = {
     _Why.UNKNOWN_MATCH: grpc.StatusCode.FAILED_PRECONDITION,
     _Why.DUPLICATE_MATCH: grpc.StatusCode.ALREADY_EXISTS,
     _Why.BOT_FAILED: grpc.StatusCode.INTERNAL,
+    _Why.TOO_MANY_STREAMS: grpc.StatusCode.RESOURCE_EXHAUSTED,
     _Why.UNKNOWN_SERVICE: grpc.StatusCode.NOT_FOUND,
 }
 
@@ -217,6 +238,18 @@ _Response = TypeVar("_Response")
 _Handler = Callable[[_Servicer, _Request, grpc.ServicerContext], _Response]
 
 
+def _abort(context: grpc.ServicerContext, error: Exception, call: str) -> NoReturn:
+    """End ``call`` with the status for ``error``: :class:`_Refused`'s, else INTERNAL.
+
+    Called while ``error`` is being handled, so that a bug of ours is logged with its traceback.
+    """
+    if isinstance(error, _Refused):
+        context.abort(_STATUS[error.why], error.message)
+    # A bug in the SDK itself: say so rather than hang up.
+    _log.exception("%s failed", call)
+    context.abort(grpc.StatusCode.INTERNAL, f"{type(error).__name__}: {error}")
+
+
 def _handler(
     method: _Handler[_Servicer, _Request, _Response],
 ) -> _Handler[_Servicer, _Request, _Response]:
@@ -226,11 +259,8 @@ def _handler(
     def handle(self: _Servicer, request: _Request, context: grpc.ServicerContext) -> _Response:
         try:
             return method(self, request, context)
-        except _Refused as e:
-            context.abort(_STATUS[e.why], e.message)
-        except Exception as e:  # a bug in the SDK itself: say so rather than hang up
-            _log.exception("%s failed", method.__name__)
-            context.abort(grpc.StatusCode.INTERNAL, f"{type(e).__name__}: {e}")
+        except Exception as e:
+            _abort(context, e, method.__name__)
 
     return handle
 
@@ -241,6 +271,22 @@ def _decoded(decode: Callable[[_M], _T], message: _M) -> _T:
         return decode(message)
     except (BotProtocolError, MalformedActionError) as e:
         raise _Refused(_Why.BAD_REQUEST, str(e)) from e
+
+
+def _stream_match(match_id: str, request: bytes) -> str:
+    """The match of a DecideStream whose next request is ``request`` ("": its first one).
+
+    Raises:
+        _Refused: a request that does not decode, or one for another match.
+    """
+    theirs = _decoded(_wire.decide_match_id, request)
+    if match_id and theirs != match_id:
+        raise _Refused(
+            _Why.BAD_REQUEST,
+            f"a request for match {theirs!r} on the stream of match {match_id!r}: "
+            "one stream per match",
+        )
+    return theirs
 
 
 def _split_note(answer: object) -> tuple[object, str]:
@@ -276,6 +322,7 @@ class _BotServicer:
         self._matches: dict[str, MatchInfo] = {}
         self._bots: dict[str, Bot] = {}
         self._lock = threading.Lock()
+        self._stream_slots = threading.BoundedSemaphore(MAX_DECIDE_STREAMS)
 
     def _call_bot(self, hook: str, call: Callable[..., _T], *args: object) -> _T:
         """Run the bot's code; anything it raises becomes INTERNAL with the exception text."""
@@ -353,6 +400,7 @@ class _BotServicer:
         """Ask the bot for one decision: ``start_turn`` or ``play_turn`` by phase.
 
         Takes and returns serialised messages: ``_wire`` codes this hot path by hand.
+        DecideStream asks each of its decisions here too.
         """
         call = _decoded(_wire.decide_call_from_bytes, request)
         info = self._match(call.match_id)
@@ -377,6 +425,31 @@ class _BotServicer:
                 )
             actions = answer
         return _wire.decide_response_bytes(actions, note)
+
+    def DecideStream(
+        self, requests: Iterator[bytes], context: grpc.ServicerContext
+    ) -> Iterator[bytes]:
+        """Answer one match's decisions in turn, each as :meth:`Decide` does.
+
+        Every request must be for the match of the first one. The first decision refused ends
+        the stream, with the status Decide would have answered.
+        """
+        if not self._stream_slots.acquire(blocking=False):
+            context.abort(
+                _STATUS[_Why.TOO_MANY_STREAMS],
+                f"too many decision streams: {MAX_DECIDE_STREAMS} are open, the most at once",
+            )
+        try:
+            match_id = ""
+            for request in requests:
+                try:
+                    match_id = _stream_match(match_id, request)
+                except Exception as e:
+                    _abort(context, e, "DecideStream")
+                # Outside the try: a refused decision has already set the stream's status.
+                yield self.Decide(request, context)
+        finally:
+            self._stream_slots.release()
 
     @_handler
     def HandEnded(
@@ -406,7 +479,7 @@ class _BotServicer:
 
 
 def _add_bot_service(servicer: _BotServicer, server: grpc.Server) -> None:
-    """Register the ``flipflop.v1.Bot`` methods; Decide passes bytes through (see above)."""
+    """Register the ``flipflop.v1.Bot`` methods; the decisions pass bytes through (see above)."""
 
     def method(
         handler: Callable[[Any, grpc.ServicerContext], Any],
@@ -423,6 +496,8 @@ def _add_bot_service(servicer: _BotServicer, server: grpc.Server) -> None:
         "Handshake": method(servicer.Handshake, pb.HandshakeRequest, pb.HandshakeResponse),
         "StartMatch": method(servicer.StartMatch, pb.StartMatchRequest, pb.StartMatchResponse),
         "Decide": method(servicer.Decide),
+        # No (de)serialisers: bytes in and out, as for Decide.
+        "DecideStream": grpc.stream_stream_rpc_method_handler(servicer.DecideStream),
         "HandEnded": method(servicer.HandEnded, pb.HandEndedRequest, pb.HandEndedResponse),
         "EndMatch": method(servicer.EndMatch, pb.EndMatchRequest, pb.EndMatchResponse),
     }
@@ -462,7 +537,8 @@ class BotServer:
         bot: the bot to host: an instance shared by all matches, or a class (factory) to get
             one instance per match.
         endpoint: ``unix:/abs/path.sock`` or ``host:port``; port 0 picks a free port.
-        max_workers: threads answering calls (several matches may be played at once).
+        max_workers: threads answering calls (several matches may be played at once); open
+            decision streams have threads of their own on top (:data:`MAX_DECIDE_STREAMS`).
         seat_token: the token to send in every handshake. None (the default): take it from
             ``FLIPFLOP_SEAT_TOKEN``, removing it from ``os.environ``; no token if it is unset.
 
@@ -502,8 +578,10 @@ class BotServer:
             requested.path.parent.mkdir(parents=True, exist_ok=True)
             _clear_stale_socket(requested.path)
         server = grpc.server(
+            # A thread more per open stream: streams never take those of the other calls.
             futures.ThreadPoolExecutor(
-                max_workers=self._max_workers, thread_name_prefix="flipflop-bot"
+                max_workers=self._max_workers + MAX_DECIDE_STREAMS,
+                thread_name_prefix="flipflop-bot",
             ),
             options=[
                 ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),

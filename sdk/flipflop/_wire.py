@@ -55,6 +55,7 @@ from flipflop._spreads import SpreadKind
 __all__ = [
     "ANSWER_CAPS",
     "CACHE_KEY_BYTES",
+    "DECIDE_STREAM",
     "HEALTH_SERVICES",
     "MAX_ANSWER_BYTES",
     "MAX_DECIDE_ANSWER_BYTES",
@@ -76,6 +77,7 @@ __all__ = [
     "action_to_proto",
     "check_answer_size",
     "decide_call_from_bytes",
+    "decide_match_id",
     "decide_request",
     "decide_request_bytes",
     "decide_request_from_proto",
@@ -120,11 +122,15 @@ __all__ = [
     "spread_to_proto",
 ]
 
-PROTOCOL_VERSION = "1.1"
+PROTOCOL_VERSION = "1.2"
 """The protocol version this SDK speaks, ``MAJOR.MINOR``; peers must agree on the major.
 
-1.1 added the seat token and the answer size caps (``proto/flipflop/v1/bot.proto``).
+1.2 added ``DecideStream`` (:data:`DECIDE_STREAM`); 1.1 the seat token and the answer size caps
+(``proto/flipflop/v1/bot.proto``).
 """
+DECIDE_STREAM = "decide-stream"
+"""The handshake feature of a bot that serves ``DecideStream``: one stream of decisions per
+match instead of one ``Decide`` call each (protocol 1.2)."""
 
 
 def speaks_our_major(version: str) -> bool:
@@ -1596,6 +1602,21 @@ def decide_call_from_bytes(data: bytes) -> DecideCall:
         time_left_ms=time_left,
         time_bank_ms=time_bank,
     )
+
+
+def decide_match_id(data: bytes) -> str:
+    """The match id of a serialised DecideRequest, as :func:`decide_call_from_bytes` reads it.
+
+    Raises:
+        BotProtocolError: not a DecideRequest, or no match id.
+    """
+    match_id = ""
+    for field, value in _scan(data, "decide request"):
+        if field == 1 and isinstance(value, bytes):
+            match_id = _string(value, "match_id")
+    if not match_id:
+        raise BotProtocolError("decide: match_id is empty")
+    return match_id
 
 
 def decide_request(

@@ -207,3 +207,23 @@ def test_two_slots_each_keep_their_own_instances(tmp_path: Path) -> None:
         assert sorted(ns[0]["n"] for ns in seen.values() if ns[0]["pid"] == pid) == list(
             range(1, count + 1)
         )
+
+
+def test_a_unary_only_bot_plays_a_ladder_next_to_streaming_ones(tmp_path: Path) -> None:
+    """A protocol 1.1 bot without DecideStream (grpcio alone) and two SDK bots on 1.2.
+
+    Every match counts with no fault; the SDK bots' decisions went on a stream, the unary
+    bot's one Decide call each, and each bot kept one process for the whole ladder.
+    """
+    unary = read_manifest(ROOT / "tests" / "sdk" / "bots" / "unaryonly")
+    result = ladder(tmp_path, (unary, bundled("random"), bundled("greedy")), 4, duplicate=False)
+
+    assert 4 == result.count("ok")
+    assert 3 == result.starts
+    for rec in result.records():
+        assert [] == rec["faults"]
+        seats = {s["bot"]: s for s in rec["seats"]}
+        assert ("1.1", False) == (seats["unaryonly"]["protocol"], seats["unaryonly"]["streamed"])
+        for name in ("random", "greedy"):
+            assert ("1.2", True) == (seats[name]["protocol"], seats[name]["streamed"])
+        assert all(s["decisions"] > 0 for s in seats.values())

@@ -4,15 +4,18 @@ A scenario builds a :class:`Table` through the ``table`` fixture, plays a script
 ``(seat, action)`` steps and then asserts on ``state.results``. The table checks R-CONSERVE
 and R-EXTRA's "never negative" after every single action, so every scenario re-proves them.
 
-Also the ``endpoint`` fixture the gRPC tests serve their bots on.
+Also the ``endpoint`` fixture the gRPC tests serve their bots on, and ``hosted``, which serves
+a given servicer there and counts the calls that reach it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent import futures
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import grpc
 import pytest
 
 from flipflop import (
@@ -26,6 +29,8 @@ from flipflop import (
     parse_cards,
     stack_deck,
 )
+from flipflop._proto.grpc.health.v1 import health_pb2_grpc as health_grpc
+from flipflop._server import _add_bot_service, _BotServicer, _HealthServicer
 
 IDLE = "idle"
 """A script step: draw from the stock, discard that card.
@@ -61,6 +66,53 @@ def scripted_deck(
 def endpoint(tmp_path: Path) -> str:
     """A unix socket endpoint in this test's temporary directory."""
     return f"unix:{tmp_path / 'bot.sock'}"
+
+
+if TYPE_CHECKING:
+    _Interceptor = grpc.ServerInterceptor[Any, Any]
+else:  # the class is not subscriptable at run time
+    _Interceptor = grpc.ServerInterceptor
+
+
+class _CallCounter(_Interceptor):
+    """Records the method of every call that reaches a server, whatever its service."""
+
+    def __init__(self) -> None:
+        self.methods: list[str] = []
+
+    def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler[Any, Any] | None],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        """Note the method, then handle the call as usual."""
+        self.methods.append(handler_call_details.method)
+        return continuation(handler_call_details)
+
+
+@pytest.fixture
+def hosted(endpoint: str) -> Iterator[Callable[[_BotServicer], list[str]]]:
+    """``hosted(servicer)`` serves a ``flipflop.v1.Bot`` servicer on ``endpoint``.
+
+    For bots that break the protocol on purpose, or whose calls a test counts: the server also
+    answers the health check, runs until the test ends, and ``hosted`` returns the methods of
+    the calls that reach it, in order (a list that grows as they come).
+    """
+    servers: list[grpc.Server] = []
+
+    def host(servicer: _BotServicer) -> list[str]:
+        counter = _CallCounter()
+        server = grpc.server(futures.ThreadPoolExecutor(max_workers=8), interceptors=[counter])
+        _add_bot_service(servicer, server)
+        health_grpc.add_HealthServicer_to_server(_HealthServicer(), server)
+        server.add_insecure_port(endpoint)
+        server.start()
+        servers.append(server)
+        return counter.methods
+
+    yield host
+    for server in servers:
+        server.stop(None).wait()
 
 
 class Table:

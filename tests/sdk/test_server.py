@@ -13,10 +13,8 @@ import textwrap
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent import futures
-from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import ClassVar, cast
 
 import grpc
 import pytest
@@ -44,15 +42,24 @@ from flipflop import (
 )
 from flipflop._proto.flipflop.v1 import bot_pb2 as pb
 from flipflop._proto.flipflop.v1 import bot_pb2_grpc as pb_grpc
-from flipflop._proto.grpc.health.v1 import health_pb2_grpc as health_grpc
-from flipflop._server import Endpoint, _add_bot_service, _BotServicer, _HealthServicer
+from flipflop._server import Endpoint, _BotServicer
+
+Hosted = Callable[[_BotServicer], list[str]]
+"""The ``hosted`` fixture (conftest): serve a servicer; the methods of the calls it gets."""
 
 
-@pytest.fixture
-def served(endpoint: str) -> Iterator[BotClient]:
-    """A client connected to the default ``Bot`` served on ``endpoint``."""
+@pytest.fixture(params=["Decide", "DecideStream"])
+def served(endpoint: str, request: pytest.FixtureRequest) -> Iterator[BotClient]:
+    """A client connected to the default ``Bot`` served on ``endpoint``, once per way to decide.
+
+    ``Decide``: no handshake, so one call per decision. ``DecideStream``: after a handshake
+    (the SDK's server announces ``decide-stream``), one stream per match.
+    """
     with BotServer(Bot(), endpoint), BotClient(endpoint) as client:
         client.wait_ready(5)
+        if request.param == "DecideStream":
+            client.handshake(timeout=5)
+        assert (request.param == "DecideStream") == client.streams_decisions
         yield client
 
 
@@ -94,23 +101,6 @@ def play_over_grpc(client: BotClient, config: MatchConfig, seed: int, prefix: st
     return state
 
 
-class RawServer:
-    """A gRPC server around a given servicer: for bots that break the protocol on purpose."""
-
-    def __init__(self, servicer: _BotServicer, endpoint: str) -> None:
-        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-        _add_bot_service(servicer, self.server)
-        health_grpc.add_HealthServicer_to_server(_HealthServicer(), self.server)
-        self.server.add_insecure_port(endpoint)
-
-    def __enter__(self) -> RawServer:
-        self.server.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.stop(None).wait()
-
-
 # ---------------------------------------------------------------------------------- handshake
 
 
@@ -122,7 +112,7 @@ def test_handshake_says_who_the_bot_is(served: BotClient) -> None:
         identity.version,
         identity.protocol_version,
     )
-    assert ("concurrent-matches", "debug-notes") == identity.features
+    assert ("concurrent-matches", "debug-notes", "decide-stream") == identity.features
     assert identity.runtime.startswith("python 3.")
     assert identity == served.identity
 
@@ -153,11 +143,11 @@ class FutureBot(_BotServicer):
         return pb.HandshakeResponse(protocol_version="2.0", name="future", version="9")
 
 
-def test_arena_refuses_a_bot_of_another_major_version(endpoint: str) -> None:
+def test_arena_refuses_a_bot_of_another_major_version(endpoint: str, hosted: Hosted) -> None:
     """The client refuses a bot that answers with protocol 2.0, naming both versions."""
     both = rf"the bot speaks 2\.0, the arena speaks {re.escape(PROTOCOL_VERSION)}"
+    hosted(FutureBot(Bot()))
     with (
-        RawServer(FutureBot(Bot()), endpoint),
         BotClient(endpoint) as client,
         pytest.raises(BotProtocolError, match=both) as e,
     ):
@@ -166,43 +156,6 @@ def test_arena_refuses_a_bot_of_another_major_version(endpoint: str) -> None:
 
 
 # ---------------------------------------------------------------------------------- seat token
-
-
-if TYPE_CHECKING:
-    _Interceptor = grpc.ServerInterceptor[Any, Any]
-else:  # the class is not subscriptable at run time
-    _Interceptor = grpc.ServerInterceptor
-
-
-class CallCounter(_Interceptor):
-    """Counts every call that reaches the server, whatever its service or method."""
-
-    def __init__(self) -> None:
-        self.methods: list[str] = []
-
-    def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], grpc.RpcMethodHandler[Any, Any] | None],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any] | None:
-        """Count the call, then handle it as usual."""
-        self.methods.append(handler_call_details.method)
-        return continuation(handler_call_details)
-
-
-@contextmanager
-def counted_bot(endpoint: str, seat_token: str) -> Iterator[CallCounter]:
-    """The default bot, holding ``seat_token``, served on ``endpoint``; counts its calls."""
-    counter = CallCounter()
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4), interceptors=[counter])
-    _add_bot_service(_BotServicer(Bot(), seat_token), server)
-    health_grpc.add_HealthServicer_to_server(_HealthServicer(), server)
-    server.add_insecure_port(endpoint)
-    server.start()
-    try:
-        yield counter
-    finally:
-        server.stop(None).wait()
 
 
 def every_call(client: BotClient) -> list[Callable[[], object]]:
@@ -236,7 +189,9 @@ def test_the_server_presents_the_seat_token_of_its_environment(
     assert token == answer.seat_token
 
 
-def test_a_wrong_seat_token_is_refused_and_nothing_more_reaches_the_bot(endpoint: str) -> None:
+def test_a_wrong_seat_token_is_refused_and_nothing_more_reaches_the_bot(
+    endpoint: str, hosted: Hosted
+) -> None:
     """Issue 9, seat takeover: the arena dials a seat's endpoint and another bot answers.
 
     Its handshake carries its own token, not the seat's: SeatTokenError. After that the
@@ -244,17 +199,18 @@ def test_a_wrong_seat_token_is_refused_and_nothing_more_reaches_the_bot(endpoint
     call raises the same error. Neither token appears in any error.
     """
     seat, victim = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
-    with counted_bot(endpoint, victim) as counter, BotClient(endpoint, name="attacker") as client:
+    methods = hosted(_BotServicer(Bot(), victim))
+    with BotClient(endpoint, name="attacker") as client:
         client.wait_ready(5)
         with pytest.raises(SeatTokenError, match="presented a wrong seat token") as caught:
             client.handshake(timeout=5, seat_token=seat)
-        reached = list(counter.methods)
+        reached = list(methods)
         errors: list[BaseException] = [caught.value]
         for call in every_call(client):
             with pytest.raises(SeatTokenError) as again:
                 call()
             errors.append(again.value)
-        assert reached == counter.methods
+        assert reached == methods
     assert ["/grpc.health.v1.Health/Check", "/flipflop.v1.Bot/Handshake"] == reached
     assert {caught.value.reason} == {getattr(e, "reason", None) for e in errors}
     assert "attacker" == caught.value.bot
@@ -280,9 +236,10 @@ def test_a_bot_without_a_seat_token_is_refused(
     assert isinstance(caught.value, BotProtocolError)  # the runner's `start` fault
 
 
-def test_no_seat_token_is_checked_unless_one_is_given(endpoint: str) -> None:
+def test_no_seat_token_is_checked_unless_one_is_given(endpoint: str, hosted: Hosted) -> None:
     """``seat_token=None`` (an endpoint the caller did not start): any token, or none, passes."""
-    with counted_bot(endpoint, "whatever"), BotClient(endpoint) as client:
+    hosted(_BotServicer(Bot(), "whatever"))
+    with BotClient(endpoint) as client:
         client.wait_ready(5)
         assert "bot" == client.handshake(timeout=5).name
     with pytest.raises(ValueError, match="seat_token is empty"):

@@ -50,6 +50,11 @@ class BotStub:
                 request_serializer=flipflop_dot_v1_dot_bot__pb2.DecideRequest.SerializeToString,
                 response_deserializer=flipflop_dot_v1_dot_bot__pb2.DecideResponse.FromString,
                 _registered_method=True)
+        self.DecideStream = channel.stream_stream(
+                '/flipflop.v1.Bot/DecideStream',
+                request_serializer=flipflop_dot_v1_dot_bot__pb2.DecideRequest.SerializeToString,
+                response_deserializer=flipflop_dot_v1_dot_bot__pb2.DecideResponse.FromString,
+                _registered_method=True)
         self.HandEnded = channel.unary_unary(
                 '/flipflop.v1.Bot/HandEnded',
                 request_serializer=flipflop_dot_v1_dot_bot__pb2.HandEndedRequest.SerializeToString,
@@ -92,6 +97,34 @@ class BotServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DecideStream(self, request_iterator, context):
+        """The decisions of one match on one stream (since 1.2, for a bot that announces the feature
+        "decide-stream"): the same messages, deadline, time bank, faults and caps as Decide.
+
+        - One stream per match, opened by the arena at the match's first decision (after
+        StartMatch); every DecideRequest on it carries that match's match_id. A request with
+        another match_id is refused with INVALID_ARGUMENT, which ends the stream.
+        - Strictly one DecideResponse per DecideRequest, in order: the arena sends the next request
+        only once it has the answer to the previous one.
+        - Each decision has exactly the deadline and time bank of a Decide call (decision_ms and
+        time_bank_ms of StartMatch, time_left_ms of the request): an answer that has not arrived
+        in time is a timeout, and the arena then cancels the stream and opens a new one for the
+        match's next decision.
+        - A decision the bot refuses or fails (its code raised, an unknown match, a seat that is not
+        the bot's, a request that does not decode) ends the stream with the status Decide would
+        have answered; the arena counts it as it would for Decide and opens a new stream for the
+        next decision.
+        - Every DecideResponse must fit the 16 KiB cap of a Decide answer.
+        - The arena half-closes the stream once the match is over, before EndMatch, and the bot
+        then ends it (status OK). The arena may also cancel it at any time (when it gives up on
+        the bot or the match).
+        - A bot that announced "decide-stream" but answers DecideStream with UNIMPLEMENTED is asked
+        with Decide from then on, without a fault.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def HandEnded(self, request, context):
         """A hand was settled: what happened and the hands that were shown.
         """
@@ -121,6 +154,11 @@ def add_BotServicer_to_server(servicer, server):
             ),
             'Decide': grpc.unary_unary_rpc_method_handler(
                     servicer.Decide,
+                    request_deserializer=flipflop_dot_v1_dot_bot__pb2.DecideRequest.FromString,
+                    response_serializer=flipflop_dot_v1_dot_bot__pb2.DecideResponse.SerializeToString,
+            ),
+            'DecideStream': grpc.stream_stream_rpc_method_handler(
+                    servicer.DecideStream,
                     request_deserializer=flipflop_dot_v1_dot_bot__pb2.DecideRequest.FromString,
                     response_serializer=flipflop_dot_v1_dot_bot__pb2.DecideResponse.SerializeToString,
             ),
@@ -215,6 +253,33 @@ class Bot:
             request,
             target,
             '/flipflop.v1.Bot/Decide',
+            flipflop_dot_v1_dot_bot__pb2.DecideRequest.SerializeToString,
+            flipflop_dot_v1_dot_bot__pb2.DecideResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DecideStream(request_iterator,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.stream_stream(
+            request_iterator,
+            target,
+            '/flipflop.v1.Bot/DecideStream',
             flipflop_dot_v1_dot_bot__pb2.DecideRequest.SerializeToString,
             flipflop_dot_v1_dot_bot__pb2.DecideResponse.FromString,
             options,
