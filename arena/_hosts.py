@@ -1,9 +1,11 @@
-"""Bots that stay up: the instances one ladder slot keeps running from match to match.
+"""Bots that stay up: the instances a ladder keeps running from match to match.
 
-A ladder slot plays one match at a time. Starting every seat's bot for every match cost a
-third of a match's time, so a :class:`BotHost` keeps each instance after its match and seats
-it again in the slot's next match with the same bot and **lineage**, as the protocol allows
-(one connection, one handshake, many ``StartMatch``/``EndMatch``). A bot may keep memory
+Starting every seat's bot for every match cost a third of a match's time, so a
+:class:`BotHost` keeps each instance after its match and seats it again in a later match with
+the same bot and **lineage**, as the protocol allows (one connection, one handshake, many
+``StartMatch``/``EndMatch``). One host serves all of a ladder's parallel slots: a match takes
+an idle instance of its lineage whichever slot played it last, and an instance plays one match
+at a time. A bot may keep memory
 across the matches of one instance (docs/arena.md).
 
 **What reuse must never reveal.** The matches of a duplicate group share their decks (docs/
@@ -74,7 +76,7 @@ class Seated:
 
 
 class BotHost:
-    """Starts, keeps and stops the bot instances of one ladder slot (one match at a time).
+    """Starts, keeps and stops a ladder's bot instances (each in one match at a time).
 
     Args:
         sandbox: starts the instances.

@@ -73,7 +73,7 @@ _MATCH_DEFAULTS = MatchConfig()
 _STOP_WITHIN_S = 1.5
 """After Ctrl-C, how long the ladder waits for its running matches to wind down."""
 _CLOSE_WITHIN_S = 30.0
-"""After the last match, how long each slot may take to stop the bots it kept."""
+"""After the last match, how long a slot may take to give back its last match's bots."""
 _WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG})
 
 
@@ -572,11 +572,11 @@ class _Pool:
         self._results: queue.Queue[_Done] = queue.Queue()
         self._pending = 0
         self._scratch = Path(tempfile.mkdtemp(prefix="ffa-"))
-        # One host per slot: a slot plays one match at a time, on the instances it keeps.
-        self._hosts = [BotHost(sandbox, self._scratch / f"s{i}") for i in range(jobs)]
+        # One host for every slot: a match takes the idle instances of its lineage, whichever
+        # slot played them last, so a bot is started once per lineage and match played at once.
+        self._host = BotHost(sandbox, self._scratch / "h")
         self._threads = [
-            threading.Thread(target=self._work, args=(h,), name=f"match-{i}", daemon=True)
-            for i, h in enumerate(self._hosts)
+            threading.Thread(target=self._work, name=f"match-{i}", daemon=True) for i in range(jobs)
         ]
         for t in self._threads:
             t.start()
@@ -598,19 +598,16 @@ class _Pool:
     @property
     def starts(self) -> int:
         """Bot instances started so far, by every slot."""
-        return sum(h.starts for h in self._hosts)
+        return self._host.starts
 
-    def _work(self, host: BotHost) -> None:
-        try:
-            while True:
-                job = self._jobs.get()
-                if job is None or self._cancel.is_set():
-                    return
-                self._results.put(self._play(job, host))
-        finally:
-            host.close()
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None or self._cancel.is_set():
+                return
+            self._results.put(self._play(job))
 
-    def _play(self, job: _Job, host: BotHost) -> _Done:
+    def _play(self, job: _Job) -> _Done:
         p = job.planned
         try:
             record = run_match(
@@ -620,7 +617,7 @@ class _Pool:
                 self._config,
                 sandbox=self._sandbox,
                 workdir=self._scratch / f"{p.match_id}-{job.attempt}",
-                host=host,
+                host=self._host,
                 lineage=job.lineage,
                 replay_path=self._out / "replays" / f"{p.match_id}.jsonl",
                 logs_dir=self._out / "logs" / p.match_id,
@@ -645,15 +642,17 @@ class _Pool:
         for _ in self._threads:
             self._jobs.put(None)
         if not self._cancel.is_set():
-            # Every match is over: each slot stops its kept bots and finishes their logs.
+            # Every match is over: stop the kept bots, and finish their logs.
             for t in self._threads:
                 t.join(_CLOSE_WITHIN_S)
+            self._host.close()
         self._cancel.set()
         # Stopping every bot makes any call in flight fail at once.
         self._sandbox.close()
         deadline = time.monotonic() + _STOP_WITHIN_S
         for t in self._threads:
             t.join(max(0.0, deadline - time.monotonic()))
+        self._host.close()  # after Ctrl-C: what the bots wrote last goes to their logs
         shutil.rmtree(self._scratch, ignore_errors=True)
 
 

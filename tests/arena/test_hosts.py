@@ -186,8 +186,8 @@ def test_an_instance_past_half_its_cpu_limit_is_replaced(tmp_path: Path) -> None
     assert 5 == result.starts  # random and greedy stay up
 
 
-def test_two_slots_each_keep_their_own_instances(tmp_path: Path) -> None:
-    """``jobs=2``: at most one process per bot and slot; every match counted once."""
+def test_two_slots_share_the_kept_instances(tmp_path: Path) -> None:
+    """``jobs=2``: at most one process per bot and match at once; every match counted once."""
     stayer = bot(tmp_path, "stayer")
     result = ladder(
         tmp_path,
