@@ -172,6 +172,8 @@ def outcome_of(record: Mapping[str, Any]) -> MatchOutcome:
         bankrolls=tuple(record["bankrolls"]),
         start_bankroll=record["start_bankroll"],
         hands=record["hands"],
+        group=record.get("group"),
+        luck=tuple(luck) if (luck := record.get("luck")) is not None else None,
     )
 
 

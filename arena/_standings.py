@@ -6,7 +6,12 @@ Per bot, over the matches it played (see docs/arena.md for the definitions):
   0 for last, whatever the table size ``K``; its mean with a 95 % confidence interval
   (normal approximation, ``mean +/- 1.96 * sd / sqrt(n)``) clipped to the possible range
   [0, 1]; with one match the interval is the whole range;
-- **mean place** (1 is best) and **first places** (matches placed first, and their share);
+- **mean place** (1 is best) with a 95 % interval computed with the **duplicate set** as the
+  unit (the matches of one deal group, all seat rotations: a bot's places within one set are
+  not independent), and the **luck-adjusted place** (``arena._luck``, docs/standings.md):
+  each match's place less the part of it the cards explain, with its interval by the same
+  unit; None where the records carry no luck estimate;
+- **first places** (matches placed first, and their share);
 - **mean final chips** and **chips per hand** (net chips over all its matches divided by the
   hands those matches lasted);
 - a **rating** from openskill's Plackett-Luce model fed every match's placements in match
@@ -32,7 +37,7 @@ import json
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from enum import StrEnum
 from fractions import Fraction
 from pathlib import Path
@@ -69,6 +74,8 @@ class MatchOutcome:
         bankrolls: each seat's final chips.
         start_bankroll: each seat's starting chips.
         hands: hands the match lasted.
+        group: its duplicate set (deal group); None: a set of its own.
+        luck: per seat, the places its luck was worth (``arena._luck``); None if unknown.
     """
 
     match_id: str
@@ -77,6 +84,8 @@ class MatchOutcome:
     bankrolls: tuple[int, ...]
     start_bankroll: int
     hands: int
+    group: int | None = None
+    luck: tuple[float, ...] | None = None
 
 
 class StandingStatus(StrEnum):
@@ -102,6 +111,12 @@ class BotStanding:
         score_low: low end of the score's 95 % interval, in [0, 1].
         score_high: high end of the score's 95 % interval, in [0, 1].
         mean_place: mean place, 1 is best.
+        place_low: low end of the mean place's 95 % interval, by duplicate set.
+        place_high: high end of that interval.
+        adjusted_place: mean luck-adjusted place (lower is better); None without luck data.
+        adjusted_low: low end of its 95 % interval, by duplicate set.
+        adjusted_high: high end of that interval.
+        sets: duplicate sets it played in (the unit of both place intervals).
         first_places: matches it placed first in (sharing first place counts).
         first_rate: ``first_places / matches``.
         mean_chips: mean final bankroll.
@@ -124,6 +139,12 @@ class BotStanding:
     score_low: float | None
     score_high: float | None
     mean_place: float | None
+    place_low: float | None
+    place_high: float | None
+    adjusted_place: float | None
+    adjusted_low: float | None
+    adjusted_high: float | None
+    sets: int
     first_places: int
     first_rate: float | None
     mean_chips: float | None
@@ -145,6 +166,12 @@ def _not_started(bot: str, reason: str) -> BotStanding:
         score_low=None,
         score_high=None,
         mean_place=None,
+        place_low=None,
+        place_high=None,
+        adjusted_place=None,
+        adjusted_low=None,
+        adjusted_high=None,
+        sets=0,
         first_places=0,
         first_rate=None,
         mean_chips=None,
@@ -276,6 +303,8 @@ class StandingsBuilder:
             s.score_sum += score
             s.score_squares += score * score
             s.place_sum += place
+            luck = outcome.luck[seat] if outcome.luck is not None else None
+            s.sets.add(outcome.match_id if outcome.group is None else outcome.group, place, luck)
             s.firsts += place == 1
             s.chips_sum += outcome.bankrolls[seat]
             s.net += outcome.bankrolls[seat] - outcome.start_bankroll
@@ -302,6 +331,7 @@ class StandingsBuilder:
             n = s.n
             mean, low, high = s.score_interval()
             mean_place = Fraction(s.place_sum, n)
+            place_low, place_high, adjusted, adjusted_low, adjusted_high = s.sets.intervals()
             r = s.rating
             row = BotStanding(
                 rank=None,
@@ -313,6 +343,12 @@ class StandingsBuilder:
                 score_low=low,
                 score_high=high,
                 mean_place=float(mean_place),
+                place_low=place_low,
+                place_high=place_high,
+                adjusted_place=adjusted,
+                adjusted_low=adjusted_low,
+                adjusted_high=adjusted_high,
+                sets=s.sets.count,
                 first_places=s.firsts,
                 first_rate=s.firsts / n,
                 mean_chips=s.chips_sum / n,
@@ -334,11 +370,90 @@ class StandingsBuilder:
         return rows
 
 
+class _SetSums:
+    """A bot's places averaged per duplicate set, summed over sets: intervals by set.
+
+    Matches come in match-id order and a set's matches have consecutive ids, so only the set
+    being played is open; each set's mean (raw, and luck-adjusted while every one of its
+    matches has a luck estimate) goes into running sums when the next set begins.
+    """
+
+    __slots__ = ("_adj", "_open", "_open_adj", "_open_key", "_open_n", "_raw", "count")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._open_key: object = None
+        self._open_n = 0
+        self._open = 0.0
+        self._open_adj: float | None = 0.0
+        self._raw = [0, 0.0, 0.0]  # sets, sum of set means, sum of their squares
+        self._adj: list[float] | None = [0, 0.0, 0.0]  # None once a match lacks luck
+
+    def add(self, key: object, place: int, luck: float | None) -> None:
+        """One match of the bot: its set, its place and the places its luck was worth."""
+        if self._open_n and key != self._open_key:
+            self._close()
+        if not self._open_n:
+            self._open_key, self._open, self._open_adj = key, 0.0, 0.0
+            self.count += 1
+        self._open_n += 1
+        self._open += place
+        if self._open_adj is not None:
+            self._open_adj = None if luck is None else self._open_adj + place - luck
+
+    def _close(self) -> None:
+        n = self._open_n
+        _accumulate(self._raw, self._open / n)
+        if self._adj is not None:
+            if self._open_adj is None:
+                self._adj = None
+            else:
+                _accumulate(self._adj, self._open_adj / n)
+        self._open_n = 0
+
+    def intervals(
+        self,
+    ) -> tuple[float | None, float | None, float | None, float | None, float | None]:
+        """(place low, place high, adjusted mean, adjusted low, adjusted high) so far."""
+        raw, adj = list(self._raw), None if self._adj is None else list(self._adj)
+        if self._open_n:
+            _accumulate(raw, self._open / self._open_n)
+            if adj is not None and self._open_adj is not None:
+                _accumulate(adj, self._open_adj / self._open_n)
+            elif self._open_adj is None:
+                adj = None
+        _, place_low, place_high = _interval(raw)
+        if adj is None:
+            return place_low, place_high, None, None, None
+        return (place_low, place_high, *_interval(adj))
+
+
+def _accumulate(sums: list[float], value: float) -> None:
+    sums[0] += 1
+    sums[1] += value
+    sums[2] += value * value
+
+
+def _interval(sums: Sequence[float]) -> tuple[float, float | None, float | None]:
+    """Mean and 95 % interval (normal approximation) of values given as (n, sum, squares).
+
+    With one value there is no spread to estimate: no interval (None, None).
+    """
+    n, total, squares = sums
+    mean = total / n
+    if n < 2:
+        return mean, None, None
+    var = max(0.0, (squares - total * total / n) / (n - 1))
+    half = _Z95 * math.sqrt(var / n)
+    return mean, mean - half, mean + half
+
+
 @dataclass(slots=True)
 class _BotSums:
     """One bot's running sums in a ``StandingsBuilder``."""
 
     rating: PlackettLuceRating
+    sets: _SetSums = field(default_factory=_SetSums)
     n: int = 0
     score_sum: Fraction = Fraction(0)
     score_squares: Fraction = Fraction(0)

@@ -18,6 +18,8 @@ matches      matches played that count
 score        mean of (K - place) / (K - 1): 1 for first, 0 for last, at a table of K seats
 95% CI       the score's 95% confidence interval (normal approximation, kept within 0-1)
 mean place   mean place, 1 is best
+adj. place   luck-adjusted mean place (docs/standings.md): the place less what the cards
+             explain; (95%) with the duplicate set as the unit (shown when estimated)
 1st          matches placed first in, and their share
 mean chips   mean final bankroll
 chips/hand   net chips won or lost per hand played
@@ -47,20 +49,31 @@ def _rating(r: BotStanding) -> str:
     return f"{r.rating:.1f} ({r.rating_low:.1f} to {r.rating_high:.1f})"
 
 
+def _adjusted(r: BotStanding) -> str:
+    if r.adjusted_place is None:
+        return _NONE
+    if r.adjusted_low is None or r.adjusted_high is None:
+        return f"{r.adjusted_place:.2f}"
+    return f"{r.adjusted_place:.2f} ({r.adjusted_low:.2f} to {r.adjusted_high:.2f})"
+
+
 def standings_table(rows: Sequence[BotStanding], title: str) -> Table:
     """The standings as a rich table, ranked rows first, then those that did not start.
 
     Bot names and reasons are cleaned (``arena._text.clean``) and never read as rich markup.
-    A last column, ``status``, appears only when some bot did not start, and gives the reason.
+    A last column, ``status``, appears only when some bot did not start, and gives the reason;
+    ``adj. place`` only when some row has a luck-adjusted place.
     """
     t = Table(title=title, title_justify="left")
     t.add_column("#", justify="right", no_wrap=True)
     t.add_column("bot", no_wrap=True)
+    show_adjusted = any(r.adjusted_place is not None for r in rows)
     for name in (
         "matches",
         "score",
         "95% CI",
         "mean place",
+        *(["adj. place (95%)"] if show_adjusted else []),
         "1st",
         "mean chips",
         "chips/hand",
@@ -79,6 +92,7 @@ def standings_table(rows: Sequence[BotStanding], title: str) -> Table:
             _num(r.score, ".3f"),
             _ci(r.score_low, r.score_high),
             _num(r.mean_place, ".2f"),
+            *([_adjusted(r)] if show_adjusted else []),
             _NONE if r.first_rate is None else f"{r.first_places} ({r.first_rate:.0%})",
             _num(r.mean_chips, ".0f"),
             _num(r.chips_per_hand, "+.2f"),

@@ -40,7 +40,7 @@ from flipflop._hand import (
 )
 from flipflop._harness import apply_turn, default_action, play_default, play_match
 from flipflop._manifest import BotManifest, ManifestError, load_bot, read_manifest
-from flipflop._match import MatchConfig, MatchState, Seed, deck_for
+from flipflop._match import HandDeal, MatchConfig, MatchState, Seed, deck_for
 from flipflop._observation import Observation, Pot, Pots, Show, Spread
 from flipflop._replay import (
     REPLAY_FORMAT,
@@ -89,6 +89,7 @@ __all__ = [
     "Decision",
     "Event",
     "FlipFlopError",
+    "HandDeal",
     "HandResult",
     "IllegalActionError",
     "MalformedActionError",

@@ -38,7 +38,7 @@ from flipflop._observation import Observation, Pot, Pots, Show, Spread
 from flipflop._results import HandResult, MatchResult, Payment, Termination
 from flipflop._spreads import SpreadKind, layoff_mask, spread_kind, spreads_in
 
-__all__ = ["MatchConfig", "MatchState", "deck_for"]
+__all__ = ["HandDeal", "MatchConfig", "MatchState", "deck_for"]
 
 _GAME, _FLIP, _FLOP = 0, 1, 2
 _POTS = (Pot.GAME, Pot.FLIP, Pot.FLOP)
@@ -244,6 +244,43 @@ def _antes(seat: int, pots: int, stake: int) -> tuple[Payment, ...]:
 
 
 @dataclass(frozen=True, slots=True)
+class HandDeal:
+    """What chance gave each seat in one hand, as the referee saw it (never sent to a bot).
+
+    Kept in :attr:`MatchState.deals` for whoever judges the match afterwards (the luck
+    estimate of the standings): the bankrolls before the antes, the pots after them (carried
+    chips included), who anted into which pot (R-ANTE, R-ELIGIBLE) and each seat's five dealt
+    cards (R-DEAL).
+
+    Attributes:
+        hand_number: 1 for the first deal of the match.
+        dealer: the dealing seat.
+        bankrolls: every seat's chips before the antes.
+        pots: the pots once every seat has anted.
+        flip_eligible: per seat, anted into the flip pot.
+        flop_eligible: per seat, anted into the flop pot.
+        all_in: per seat, anted into the game pot only.
+        dealt: per seat, its dealt cards as a bit mask (bit ``c`` for card index ``c``); 0 for
+            a seat no longer in the match.
+        flip_card: the dealer's face-up last card.
+    """
+
+    hand_number: int
+    dealer: int
+    bankrolls: tuple[int, ...]
+    pots: Pots
+    flip_eligible: tuple[bool, ...]
+    flop_eligible: tuple[bool, ...]
+    all_in: tuple[bool, ...]
+    dealt: tuple[int, ...]
+    flip_card: Card
+
+    def hand(self, seat: int) -> tuple[Card, ...]:
+        """The cards dealt to ``seat``, in card-number order (none for a seat not dealt in)."""
+        return cards_of(self.dealt[seat])
+
+
+@dataclass(frozen=True, slots=True)
 class _Table:
     """The parts of every observation that change only when a hand is dealt or settled."""
 
@@ -260,7 +297,8 @@ class MatchState:
 
     Public read-only attributes (treat them as such): ``config``, ``seed``, ``hand_number``,
     ``dealer``, ``to_act``, ``phase``, ``bankrolls``, ``active``, ``results`` (one
-    :class:`HandResult` per finished hand), ``log`` (every applied action as
+    :class:`HandResult` per finished hand), ``deals`` (one :class:`HandDeal` per hand dealt:
+    the referee's record, never in an observation), ``log`` (every applied action as
     ``(hand_number, seat, action)``) and ``result`` (the :class:`MatchResult`, once over).
     """
 
@@ -304,6 +342,7 @@ class MatchState:
         self.pots = [0, 0, 0]
         self.hand_number = 0
         self.results: list[HandResult] = []
+        self.deals: list[HandDeal] = []
         self.log: list[tuple[int, int, Action]] = []
         self.result: MatchResult | None = None
         if dealer is not None and not 0 <= dealer < n:
@@ -375,6 +414,19 @@ class MatchState:
         self.hands = hands
         self.dealt = list(hands)
         self.flip_card = deck[_HAND_SIZE * k - 1]
+        self.deals.append(
+            HandDeal(
+                h,
+                self.dealer,
+                self.bankrolls_before,
+                Pots(*self.pots),
+                tuple(self.elig[_FLIP]),
+                tuple(self.elig[_FLOP]),
+                tuple(self.all_in),
+                tuple(hands),
+                DECK[self.flip_card],
+            )
+        )
         self.flip_suit = self.flip_card // 13
         self.flop_suit = 3 - self.flip_suit  # R-FLIP: the other suit of the same colour
         self.stock = deck[_HAND_SIZE * k :][::-1]  # pop() takes the top
@@ -841,6 +893,7 @@ class MatchState:
 
         Those are other seats' unshown cards and the stock. The copy gives ``seat`` the same
         observation and legal actions (the leak test relies on it); later hands are dealt as usual.
+        Its :attr:`deals` starts empty: the record of past deals holds cards ``seat`` cannot see.
         """
         c = self.clone()
         public = 1 << c.flip_card
@@ -869,6 +922,7 @@ class MatchState:
         c.hands = [h if s == seat else relabel(h) for s, h in enumerate(c.hands)]
         c.dealt = [d if s == seat else relabel(d) for s, d in enumerate(c.dealt)]
         c.stock = [mapping[x] for x in c.stock]
+        c.deals = []  # the referee's record holds every seat's dealt cards: not in a copy
         return c
 
     @staticmethod
@@ -905,6 +959,7 @@ class MatchState:
         st.pots = [obs.pots.game, obs.pots.flip, obs.pots.flop]
         st.hand_number = obs.hand_number
         st.results = []
+        st.deals = []
         st.log = []
         st.result = None
         st.dealer = st.initial_dealer = obs.dealer

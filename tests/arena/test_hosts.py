@@ -25,6 +25,7 @@ import pytest
 
 import arena._ladder
 from arena._ladder import LadderResult, LadderSpec, run_ladder
+from arena._runner import TimeControl
 from arena.sandbox import ProcessSandbox, SandboxLimits
 from flipflop import BotManifest, read_manifest
 
@@ -68,6 +69,9 @@ def ladder(
     """Run a quick 3-seat ladder in the process sandbox, one match at a time by default."""
     jobs = options.pop("jobs", 1)
     limits = options.pop("limits", None)
+    # Generous: on a loaded machine a start or a notice may take seconds (the stayer's CPU
+    # burn in StartMatch among them), and these tests are about instances, not deadlines.
+    options.setdefault("clock", TimeControl(decision_ms=5000, notify_ms=15_000))
     spec = LadderSpec(bots=bots, matches=matches, table_size=3, seed=11, hand_cap=8, **options)
     result = run_ladder(spec, tmp_path / "out", sandbox=ProcessSandbox(limits), jobs=jobs)
     assert not result.interrupted

@@ -84,7 +84,7 @@ def _play(
             workdir=tmp_path / "w",
             replay_path=tmp_path / "m00000.jsonl",
             logs_dir=tmp_path / "logs",
-            clock=clock or TimeControl(decision_ms=2000, time_bank_ms=2000),
+            clock=clock or TimeControl(decision_ms=2000, time_bank_ms=2000, notify_ms=10_000),
         )
     finally:
         box.close()
@@ -113,7 +113,8 @@ def test_a_bot_sleeping_past_its_deadline_is_struck_then_forfeited(
     """Sleeping past decision + bank is a TIMEOUT; three strikes forfeit the seat."""
     bot = make_bot("sleeper", start="time.sleep(600)")
     # Deadlines loose enough that the well-behaved seats never come near them on a busy machine.
-    rec = _play(tmp_path, bot, TimeControl(decision_ms=1500, time_bank_ms=1000, max_strikes=3))
+    clock = TimeControl(decision_ms=1500, time_bank_ms=1000, max_strikes=3, notify_ms=10_000)
+    rec = _play(tmp_path, bot, clock)
     _finished(rec, tmp_path)
     kinds = [f.kind for f in rec.faults if f.seat == 0]
     assert [FaultKind.TIMEOUT] * 3 == kinds
@@ -243,11 +244,12 @@ def test_a_bot_slow_to_hear_of_a_hand_is_struck_and_the_others_hear_it(
         "deaf",
         prelude="""
         def slow_hand_ended(self, result):
-            time.sleep(1.5)
+            time.sleep(8)
         Faulty.hand_ended = slow_hand_ended
         """,
     )
-    clock = TimeControl(decision_ms=2000, time_bank_ms=2000, notify_ms=300)
+    # Notices get 2.5 s: ample for the honest bots on a loaded machine, far below 8 s.
+    clock = TimeControl(decision_ms=2000, time_bank_ms=2000, notify_ms=2500)
     rec = _play(tmp_path, faulty, clock=clock)
 
     _finished(rec, tmp_path)

@@ -32,6 +32,12 @@ FIELDS = [
     "score_low",
     "score_high",
     "mean_place",
+    "place_low",
+    "place_high",
+    "adjusted_place",
+    "adjusted_low",
+    "adjusted_high",
+    "sets",
     "first_places",
     "first_rate",
     "mean_chips",
@@ -306,6 +312,84 @@ def test_csv_text_is_cleaned_and_json_kept_exact(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------ the printed table
+
+
+# ------------------------------------------------------------------ duplicate sets, luck
+
+
+def _set_match(
+    i: int, group: int, places: tuple[int, ...], luck: tuple[float, ...] | None = None
+) -> MatchOutcome:
+    """Bots a, b, c at one table, seats rotated by ``i``.
+
+    ``places`` and ``luck`` are given for a, b, c in that order.
+    """
+    r = i % 3
+    bots = ("a", "b", "c")[r:] + ("a", "b", "c")[:r]
+    seat_places = places[r:] + places[:r]
+    seat_luck = None if luck is None else luck[r:] + luck[:r]
+    return MatchOutcome(f"m{i:05d}", bots, seat_places, (100, 100, 100), 100, 10, group, seat_luck)
+
+
+def test_the_place_interval_takes_the_duplicate_set_as_its_unit() -> None:
+    """Bot a places 1, 2, 3 in set 0 and 1, 1, 2 in set 1: set means 2 and 4/3.
+
+    Mean of set means 5/3; their sd sqrt(2/9); the interval 5/3 -/+ 1.959964 * 1/3.
+    """
+    a_places = [(1, 2, 3), (2, 1, 3), (3, 2, 1), (1, 2, 3), (1, 3, 2), (2, 1, 3)]
+    outcomes = [_set_match(i, i // 3, p) for i, p in enumerate(a_places)]
+    row = next(r for r in compute_standings(outcomes) if r.bot == "a")
+
+    assert 2 == row.sets
+    assert row.mean_place == pytest.approx(5 / 3)
+    assert row.place_low == pytest.approx(5 / 3 - 1.959964 / 3)
+    assert row.place_high == pytest.approx(5 / 3 + 1.959964 / 3)
+    assert row.adjusted_place is None  # no luck estimate in these outcomes
+
+
+def test_the_adjusted_place_is_the_place_less_its_luck_by_set() -> None:
+    """Each match's place less its luck, averaged per set, then over sets.
+
+    Bot a: 1 - (-0.5) and 2 - 0.5 in set 0 (mean 1.5); 3 - 0 and 2 - (-1) in set 1 (mean 3).
+    """
+    a = [((1, 2, 3), (-0.5, 0, 0.5)), ((2, 1, 3), (0.5, 0, -0.5))]
+    a += [((3, 2, 1), (0.0, 0, 0)), ((2, 1, 3), (-1.0, 0, 1.0))]
+    outcomes = [_set_match(i, i // 2, p, luck) for i, (p, luck) in enumerate(a)]
+    rows = {r.bot: r for r in compute_standings(outcomes)}
+    adjusted = []
+    for o in outcomes:
+        seat = o.bots.index("a")
+        assert o.luck is not None
+        adjusted.append(o.placements[seat] - o.luck[seat])
+    sets = [sum(adjusted[:2]) / 2, sum(adjusted[2:]) / 2]
+    assert [1.5, 3.0] == sets
+    mean = sum(sets) / 2
+    sd = abs(sets[0] - sets[1]) / math.sqrt(2)
+
+    row = rows["a"]
+    assert row.adjusted_place == pytest.approx(mean)
+    assert row.adjusted_low == pytest.approx(mean - 1.959964 * sd / math.sqrt(2))
+    assert row.adjusted_high == pytest.approx(mean + 1.959964 * sd / math.sqrt(2))
+
+
+def test_one_match_without_a_luck_estimate_leaves_no_adjusted_place() -> None:
+    """An adjusted mean over only some matches would be biased: none is given."""
+    outcomes = [
+        _set_match(0, 0, (1, 2, 3), (0.1, 0.0, -0.1)),
+        _set_match(1, 1, (1, 2, 3)),
+    ]
+    assert all(r.adjusted_place is None for r in compute_standings(outcomes))
+
+
+def test_the_table_shows_the_adjusted_place_only_when_estimated() -> None:
+    """The ``adj. place`` column appears with luck data, and its legend line exists."""
+    plain = _render(compute_standings([_set_match(0, 0, (1, 2, 3))]))
+    lucky = _render(compute_standings([_set_match(0, 0, (1, 2, 3), (0.25, 0.0, -0.25))]))
+
+    assert "adj. place" not in plain
+    assert "adj. place" in lucky
+    assert "0.75" in lucky  # a: place 1, luck 0.25
+    assert "adj. place" in STANDINGS_LEGEND
 
 
 def _render(rows: list[BotStanding]) -> str:
