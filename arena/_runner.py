@@ -25,6 +25,7 @@ from pathlib import Path
 
 from arena._errors import SandboxError
 from arena._hosts import BotHost, Seated
+from arena._luck import luck_places
 from arena._text import clean
 from arena.sandbox import RunningBot, Sandbox
 from arena.sandbox._base import log_tail
@@ -137,6 +138,9 @@ class MatchRecord:
     A match in which a seat never started is ``void``: played to the end (the seat plays the
     default), recorded and shown, but never counted in the standings. The deal seed is not
     recorded: it is secret (docs/security.md); the replay holds every hand's deck.
+
+    ``luck`` is, per seat, the places its deals were worth (``arena._luck.luck_places``,
+    docs/standings.md): ``placements[i] - luck[i]`` is its luck-adjusted placement.
     """
 
     match_id: str
@@ -152,6 +156,7 @@ class MatchRecord:
     seats: tuple[SeatReport, ...]
     faults: tuple[Fault, ...]
     replay: str
+    luck: tuple[float, ...] = ()
 
 
 @dataclass
@@ -443,6 +448,7 @@ class _Match:
             ),
             faults=tuple(f for s in self.seats for f in s.faults),
             replay=str(replay_path),
+            luck=tuple(round(x, 6) for x in luck_places(st)),
         )
 
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
+import pytest
+
 from arena._ladder import LadderSpec, run_ladder
+from arena._luck import luck_places
 from arena.sandbox import ProcessSandbox
 from flipflop import read_manifest, read_replay, replay
 
@@ -39,3 +43,27 @@ def test_replays_of_a_ladder_rerun_to_the_recorded_results(tmp_path: Path) -> No
         state = replay(read_replay(tmp_path / "l" / "replays" / f"{match_id}.jsonl"))
         assert state.result is not None
         assert placements == state.result.placements
+
+
+def test_records_carry_luck_and_the_standings_an_adjusted_place(tmp_path: Path) -> None:
+    """Each record's ``luck`` is what ``luck_places`` gives its replayed match.
+
+    The table's adjusted place is the mean, by duplicate set, of placement less luck
+    (docs/standings.md).
+    """
+    _ladder(tmp_path / "l", jobs=1)
+    records = [json.loads(x) for x in (tmp_path / "l" / "matches.jsonl").read_text().splitlines()]
+    adjusted: dict[str, dict[int, list[float]]] = {}
+    for r in records:
+        state = replay(read_replay(Path(r["replay"])))
+        assert [round(x, 6) for x in luck_places(state)] == r["luck"]
+        for seat, bot in enumerate(r["bots"]):
+            value = r["placements"][seat] - r["luck"][seat]
+            adjusted.setdefault(bot, {}).setdefault(r["group"], []).append(value)
+    standings = {
+        row["bot"]: row for row in json.loads((tmp_path / "l" / "standings.json").read_text())
+    }
+    for bot, sets in adjusted.items():
+        means = [sum(v) / len(v) for v in sets.values()]
+        assert standings[bot]["sets"] == len(means) == 2
+        assert standings[bot]["adjusted_place"] == pytest.approx(sum(means) / len(means))

@@ -42,11 +42,15 @@ def test_a_deal_holds_the_bankrolls_before_and_the_pots_after_the_antes() -> Non
     carried = (0, 0, 0)
     for deal, result in zip(state.deals, state.results, strict=True):
         antes = {Pot.GAME: 0, Pot.FLIP: 0, Pot.FLOP: 0}
-        flip, flop = set(), set()
+        flip: set[int] = set()
+        flop: set[int] = set()
         for p in result.payments:
             if p.reason == "ante":
                 antes[p.pot] += p.amount
-                (flip if p.pot is Pot.FLIP else flop if p.pot is Pot.FLOP else set()).add(p.seat)
+                if p.pot is Pot.FLIP:
+                    flip.add(p.seat)
+                elif p.pot is Pot.FLOP:
+                    flop.add(p.seat)
         assert (deal.pots.game, deal.pots.flip, deal.pots.flop) == (
             carried[0] + antes[Pot.GAME],
             carried[1] + antes[Pot.FLIP],
@@ -62,8 +66,10 @@ def test_a_deal_holds_the_bankrolls_before_and_the_pots_after_the_antes() -> Non
 
 
 def test_the_flip_and_flop_winners_hold_the_lowest_dealt_card_of_their_suit() -> None:
-    """R-FLIP, R-ELIGIBLE: among the seats that anted into a pot, its winner was dealt the
-    lowest card of its suit; so the record is the deal the pots were decided by."""
+    """R-FLIP, R-ELIGIBLE: each pot's winner was dealt the lowest card of its suit.
+
+    Among the seats that anted into the pot: so the record is the deal the pots were decided by.
+    """
     decided = 0
     for seed in range(10):
         state = _random_match(seed, 3 + seed % 3)

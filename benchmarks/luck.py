@@ -1,0 +1,223 @@
+"""Fit the dealt-hand model of the luck estimate, then measure the estimate on fresh matches.
+
+Run: ``python benchmarks/luck.py [--fit-matches N] [--check-matches N] [--jobs J]``.
+
+1. **Fit** (seeds ``luck-fit/0`` …): the bundled bots random, greedy and counter play
+   in-process at 3, 4 and 5 seats (line-ups drawn with a fixed ``random.Random``). For every
+   seat dealt in, every hand, the game-pot chips in stakes (antes, extra stakes and wins of
+   the game pot, R-FIFTY-PAY's side pot included) are regressed by least squares on the
+   centred features of its dealt hand and of the others' mean (``arena._luck.features``).
+   Prints the coefficients, as code to paste into ``arena/_luck.py``, and the share of
+   per-hand chip variance each luck term removes.
+2. **Check** (seeds ``luck-check/0`` …, never used for fitting): the three bots at a 3-seat
+   table, seats rotated, with the fitted model. Prints per bot its mean luck in places with
+   a 95 % interval, mean raw and adjusted placement, their variances, and the slope of
+   placement on luck (1 if the luck places are all of chance's effect and no more).
+
+Progress goes to stderr. The default sizes take about ten minutes on two cores (the
+5-seat matches of the counter bot are the slow part).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import multiprocessing
+import random
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from arena._luck import (
+    FEATURE_MEANS,
+    FEATURE_NAMES,
+    TABLE_FEATURE_NAMES,
+    DealtHandModel,
+    adjusted_placements,
+    flip_flop_luck,
+    luck_places,
+    regressors,
+)
+from flipflop import MatchConfig, MatchState, Pot, load_bot, play_match
+
+BOTS_DIR = Path(__file__).resolve().parent.parent / "bots"
+BOTS = ("random", "greedy", "counter")
+
+Row = tuple[float, float, float, tuple[float, ...]]
+"""One seat in one hand: chip change, flip/flop luck, game-pot chips in stakes, regressors."""
+
+
+def _play(seed: str, lineup: Sequence[str]) -> MatchState:
+    bots = [load_bot(BOTS_DIR / name) for name in lineup]
+    return play_match(bots, MatchConfig(seats=len(lineup)), seed, strict=False)
+
+
+def _rows(state: MatchState) -> list[Row]:
+    """Per hand and seat dealt in, the regression data."""
+    stake = state.config.stake
+    rows: list[Row] = []
+    for deal, hand in zip(state.deals, state.results, strict=True):
+        xs = regressors(deal)
+        game = dict.fromkeys(xs, 0)
+        for p in hand.payments:
+            if p.pot is Pot.GAME and p.seat in game:
+                game[p.seat] -= p.amount
+        ff = flip_flop_luck(deal, hand)
+        for s, x in xs.items():
+            rows.append((float(hand.deltas[s]), ff[s], game[s] / stake, x))
+    return rows
+
+
+def _fit_job(job: tuple[str, tuple[str, ...]]) -> list[Row]:
+    return _rows(_play(*job))
+
+
+Seat = tuple[str, int, float, float]
+"""One seat of a checked match: bot, placement, luck in places, adjusted placement."""
+
+
+def _check_job(job: tuple[str, tuple[str, ...], DealtHandModel]) -> tuple[list[Seat], list[Row]]:
+    seed, lineup, model = job
+    state = _play(seed, lineup)
+    assert state.result is not None
+    luck = luck_places(state, model)
+    adjusted = adjusted_placements(state, model)
+    seats = [
+        (name, state.result.placements[s], luck[s], adjusted[s]) for s, name in enumerate(lineup)
+    ]
+    return seats, _rows(state)
+
+
+def _least_squares(xs: Sequence[Sequence[float]], ys: Sequence[float]) -> list[float]:
+    """Coefficients ``b`` minimising ``Σ (y - b·x)²`` (no intercept: every x is centred)."""
+    k = len(xs[0])
+    a = [[sum(x[i] * x[j] for x in xs) for j in range(k)] for i in range(k)]
+    v = [sum(x[i] * y for x, y in zip(xs, ys, strict=True)) for i in range(k)]
+    for c in range(k):  # Gauss-Jordan with partial pivoting on the normal equations
+        p = max(range(c, k), key=lambda r: abs(a[r][c]))
+        a[c], a[p], v[c], v[p] = a[p], a[c], v[p], v[c]
+        for r in range(k):
+            if r != c and a[r][c]:
+                f = a[r][c] / a[c][c]
+                a[r] = [x - f * y for x, y in zip(a[r], a[c], strict=True)]
+                v[r] -= f * v[c]
+    return [v[i] / a[i][i] for i in range(k)]
+
+
+def _shares(rows: Sequence[Row], model: DealtHandModel, stake: int) -> tuple[float, float]:
+    """Shares of per-hand chip variance removed: by the flip/flop term, then the dealt hand."""
+    coef = model.coefficients
+    raw = [r[0] for r in rows]
+    no_ff = [r[0] - r[1] for r in rows]
+    no_both = [
+        r[0] - r[1] - stake * sum(b * x for b, x in zip(coef, r[3], strict=True)) for r in rows
+    ]
+    v = statistics.pvariance(raw)
+    return 1 - statistics.pvariance(no_ff) / v, (
+        statistics.pvariance(no_ff) - statistics.pvariance(no_both)
+    ) / v
+
+
+def _interval(xs: Sequence[float]) -> tuple[float, float]:
+    return statistics.mean(xs), 1.96 * statistics.stdev(xs) / math.sqrt(len(xs))
+
+
+def main() -> None:
+    """Fit, print the coefficients and the variance shares, then check on fresh seeds."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--fit-matches", type=int, default=24)
+    p.add_argument("--check-matches", type=int, default=90)
+    p.add_argument("--jobs", type=int, default=multiprocessing.cpu_count())
+    args = p.parse_args()
+    rng = random.Random(16)
+    fit_jobs = [
+        (f"luck-fit/{i}", tuple(rng.choice(BOTS) for _ in range(3 + i % 3)))
+        for i in range(args.fit_matches)
+    ]
+    t0 = time.perf_counter()
+    rows: list[Row] = []
+    with multiprocessing.Pool(args.jobs) as pool:
+        for i, fitted in enumerate(pool.imap_unordered(_fit_job, fit_jobs), 1):
+            rows += fitted
+            print(f"\rfit {i}/{len(fit_jobs)}", end="", file=sys.stderr)
+        print(file=sys.stderr)
+        k = len(FEATURE_NAMES)
+        coef = _least_squares([r[3] for r in rows], [r[2] for r in rows])
+        model = DealtHandModel(
+            own=tuple(round(c, 4) for c in coef[:k]),
+            others=tuple(round(c, 4) for c in coef[k : 2 * k]),
+            table=tuple(round(c, 4) for c in coef[2 * k :]),
+            fitted=(
+                f"python benchmarks/luck.py --fit-matches {args.fit_matches}, "
+                f"{datetime.date.today().isoformat()}: {len(rows)} seat-hands of random, "
+                "greedy and counter at 3-5 seats, seeds luck-fit/0..."
+            ),
+        )
+        stake = MatchConfig().stake
+        ff_share, dh_share = _shares(rows, model, stake)
+        print(f"fit: {args.fit_matches} matches, {len(rows)} seat-hands")
+        print(f"{'feature':<10} {'mean':>10} {'own':>9} {'others':>9}")
+        for name, mu, a, b in zip(
+            FEATURE_NAMES, FEATURE_MEANS, model.own, model.others, strict=True
+        ):
+            print(f"{name:<10} {mu:>10.5f} {a:>9.4f} {b:>9.4f}")
+        for name, c in zip(TABLE_FEATURE_NAMES, model.table, strict=True):
+            print(f"{name:<10} {0:>10.5f} {c:>9.4f}")
+        print(f"DEALT_HAND_MODEL = {model!r}")
+        print(
+            f"per-hand chip variance removed: flip/flop {ff_share:.1%}, "
+            f"dealt hand {dh_share:.1%} more"
+        )
+        check_jobs = [
+            (f"luck-check/{i}", tuple(BOTS[(j + i) % 3] for j in range(3)), model)
+            for i in range(args.check_matches)
+        ]
+        matches: list[list[Seat]] = []
+        check_rows: list[Row] = []
+        for i, (got, got_rows) in enumerate(pool.imap_unordered(_check_job, check_jobs), 1):
+            matches.append(got)
+            check_rows += got_rows
+            print(f"\rcheck {i}/{len(check_jobs)}", end="", file=sys.stderr)
+        print(file=sys.stderr)
+    ff2, dh2 = _shares(check_rows, model, stake)
+    print(
+        f"check: {args.check_matches} matches at 3 seats; out of sample, per-hand chip variance "
+        f"removed: flip/flop {ff2:.1%}, dealt hand {dh2:.1%} more ({len(check_rows)} seat-hands)"
+    )
+    print(
+        f"{'bot':<8} {'luck (places)':>18} {'placement':>10} {'adjusted':>9}"
+        f" {'var raw':>8} {'var adj':>8} {'ratio':>6}"
+    )
+    seats = [x for m in matches for x in m]
+    for name in BOTS:
+        mine = [x for x in seats if x[0] == name]
+        m, h = _interval([x[2] for x in mine])
+        raw = [float(x[1]) for x in mine]
+        adj = [x[3] for x in mine]
+        vr, va = statistics.variance(raw), statistics.variance(adj)
+        print(
+            f"{name:<8} {m:>+9.3f} ± {h:<6.3f} {statistics.mean(raw):>10.3f}"
+            f" {statistics.mean(adj):>9.3f} {vr:>8.3f} {va:>8.3f} {vr / va:>6.2f}"
+        )
+    print("paired (same match) placement differences:")
+    for i, one in enumerate(BOTS):
+        for two in BOTS[i + 1 :]:
+            pairs = [({x[0]: x for x in m}[one], {x[0]: x for x in m}[two]) for m in matches]
+            raw_d = [float(x[1] - y[1]) for x, y in pairs]
+            adj_d = [x[3] - y[3] for x, y in pairs]
+            vr, va = statistics.variance(raw_d), statistics.variance(adj_d)
+            print(
+                f"  {one} - {two}: mean raw {statistics.mean(raw_d):+.3f}, adjusted "
+                f"{statistics.mean(adj_d):+.3f}; variance {vr:.3f} -> {va:.3f} ({vr / va:.2f}x)"
+            )
+    lucks = [x[2] for x in seats]
+    slope = statistics.linear_regression(lucks, [float(x[1]) for x in seats]).slope
+    print(f"slope of placement on luck: {slope:.3f} (theory: 1)")
+    print(f"({time.perf_counter() - t0:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()
