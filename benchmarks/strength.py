@@ -1,6 +1,6 @@
 """Bot strength: the bundled bots play each other in-process, and are ranked by placement.
 
-Run: ``python benchmarks/strength.py [--matches N] [--seats K] [--search-ms MS]``.
+Run: ``python benchmarks/strength.py [--matches N] [--seats K] [--simulations N | --search-ms MS]``.
 
 Every seed is a duplicate set: it is played once per rotation of the line-up, so each bot
 sits in every seat with the same decks (hand ``h`` of a seed is dealt from the same shuffle
@@ -14,8 +14,12 @@ mean final chips; then how the matches ended (survival or the hand cap) and how 
 they lasted. ``--json PATH`` also writes the figures for a program to read. Progress goes to
 stderr.
 
-The search bot thinks for ``FLIPFLOP_SEARCH_MS`` per decision; this script sets it from
-``--search-ms`` (default 20, not the bot's 50, so that a run takes minutes).
+The search bot gets a fixed amount of work per decision, ``FLIPFLOP_SEARCH_SIMULATIONS``,
+which this script sets from ``--simulations`` (default 400 play-outs: about what the bot's own
+50 ms buys on our 2-core machine when it is quiet). Its play, and so the figures, then depend
+only on the seeds, not on how loaded the machine is: the same command prints the same table on
+any machine (only the times differ). ``--search-ms MS`` searches on time instead
+(``FLIPFLOP_SEARCH_MS``), as the bot does by default in the arena.
 """
 
 from __future__ import annotations
@@ -36,6 +40,9 @@ from flipflop import MatchConfig, load_bot, play_match
 
 BOTS_DIR = Path(__file__).resolve().parent.parent / "bots"
 DEFAULT_BOTS = ("random", "greedy", "counter", "search")
+DEFAULT_SIMULATIONS = 400
+"""Play-outs per search decision: about the work of the bot's default 50 ms on our 2-core
+machine, one search per core (the bot's docstring has the measurement)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,11 +157,17 @@ def main() -> None:
         help="matches to play, rounded up to whole duplicate sets (default 96)",
     )
     parser.add_argument("--seats", type=int, default=4, help="players per table, 3-5 (default 4)")
-    parser.add_argument(
+    budget = parser.add_mutually_exclusive_group()
+    budget.add_argument(
+        "--simulations",
+        type=int,
+        default=DEFAULT_SIMULATIONS,
+        help=f"the search bot's play-outs per decision (default {DEFAULT_SIMULATIONS})",
+    )
+    budget.add_argument(
         "--search-ms",
         type=float,
-        default=20,
-        help="the search bot's time per decision, in ms (default 20)",
+        help="search on time instead: ms per decision (the figures then vary with load)",
     )
     parser.add_argument("--seed", type=int, default=0, help="first seed (default 0)")
     parser.add_argument(
@@ -167,7 +180,18 @@ def main() -> None:
     args = parser.parse_args()
 
     bots = args.bots.split(",")
-    os.environ["FLIPFLOP_SEARCH_MS"] = str(args.search_ms)  # read by the search bot; inherited
+    # Read by the search bot when it is built; the worker processes inherit them.
+    if args.search_ms is not None:
+        os.environ["FLIPFLOP_SEARCH_MS"] = str(args.search_ms)
+        os.environ.pop("FLIPFLOP_SEARCH_SIMULATIONS", None)
+        simulations = None
+        budget_text = f"search on time, {args.search_ms:g} ms/decision"
+    else:
+        if args.simulations < 1:
+            parser.error(f"--simulations must be positive, not {args.simulations}")
+        os.environ["FLIPFLOP_SEARCH_SIMULATIONS"] = str(args.simulations)
+        simulations = args.simulations
+        budget_text = f"search on fixed work, {simulations} simulations/decision"
     games = schedule(bots, args.seats, args.matches, args.seed)
     start = time.perf_counter()
     outcomes: list[Outcome] = []
@@ -191,7 +215,7 @@ def main() -> None:
     print("$ " + shlex.join([sys.executable, *sys.argv]))
     print(
         f"{len(outcomes)} matches ({len(outcomes) // len(bots)} seeds x {len(bots)} rotations), "
-        f"{args.seats} seats, search {args.search_ms:g} ms/decision, "
+        f"{args.seats} seats, {budget_text}, "
         f"MatchConfig defaults otherwise (hand cap {cap})"
     )
     print(table(rows))
@@ -209,6 +233,7 @@ def main() -> None:
                     "command": sys.argv,
                     "matches": len(outcomes),
                     "seats": args.seats,
+                    "search_simulations": simulations,
                     "search_ms": args.search_ms,
                     "standings": [asdict(s) for s in rows],
                     "by_cap": capped,
