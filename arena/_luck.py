@@ -267,14 +267,14 @@ class DealtHandModel:
         return (*self.own, *self.others, *self.table)
 
 
-# Fitted by `python benchmarks/luck.py` (defaults) on 2026-11-30, see docs/standings.md; pasted
-# here and never refitted on a ladder being judged.
+# Fitted by `python benchmarks/luck.py --fit-matches 120 --check-matches 240` on 2026-11-30,
+# see docs/standings.md; pasted here and never refitted on a ladder being judged.
 DEALT_HAND_MODEL = DealtHandModel(
-    own=(-0.0188, -0.0911, 0.1197, 0.145, 2.5143),
-    others=(0.0106, 0.0867, -0.1109, -0.1414, -1.891),
-    table=(1.1378, -0.2314),
+    own=(-0.0258, -0.0303, 0.0973, 0.1237, 2.5518),
+    others=(0.0167, 0.03, -0.0892, -0.1151, -2.0621),
+    table=(1.4685, -0.3701),
     fitted=(
-        "python benchmarks/luck.py --fit-matches 24, 2026-11-30: 5207 seat-hands of random, "
+        "python benchmarks/luck.py --fit-matches 120, 2026-11-30: 26347 seat-hands of random, "
         "greedy and counter at 3-5 seats, seeds luck-fit/0..."
     ),
 )
