@@ -21,8 +21,6 @@ mean place   mean place, 1 is best
 adj. place   luck-adjusted mean place (docs/standings.md): the place less what the cards
              explain; (95%) with the duplicate set as the unit (shown when estimated)
 1st          matches placed first in, and their share
-mean chips   mean final bankroll
-chips/hand   net chips won or lost per hand played
 rating μ     openskill Plackett-Luce rating, matches taken in order; (95%): μ ± 1.96 sigma
 status       only if a bot did not start: why; it is not ranked, its matches count for
              nobody, and `arena logs BOT` shows its logs"""
@@ -62,7 +60,8 @@ def standings_table(rows: Sequence[BotStanding], title: str) -> Table:
 
     Bot names and reasons are cleaned (``arena._text.clean``) and never read as rich markup.
     A last column, ``status``, appears only when some bot did not start, and gives the reason;
-    ``adj. place`` only when some row has a luck-adjusted place.
+    ``adj. place`` only when some row has a luck-adjusted place. Chips are left to the files
+    (``standings.json``, ``standings.csv``): they rank bots unfaithfully (docs/standings.md).
     """
     t = Table(title=title, title_justify="left")
     t.add_column("#", justify="right", no_wrap=True)
@@ -75,8 +74,6 @@ def standings_table(rows: Sequence[BotStanding], title: str) -> Table:
         "mean place",
         *(["adj. place (95%)"] if show_adjusted else []),
         "1st",
-        "mean chips",
-        "chips/hand",
         "rating μ (95%)",
     ):
         t.add_column(name, justify="right", no_wrap=True)
@@ -94,8 +91,6 @@ def standings_table(rows: Sequence[BotStanding], title: str) -> Table:
             _num(r.mean_place, ".2f"),
             *([_adjusted(r)] if show_adjusted else []),
             _NONE if r.first_rate is None else f"{r.first_places} ({r.first_rate:.0%})",
-            _num(r.mean_chips, ".0f"),
-            _num(r.chips_per_hand, "+.2f"),
             _rating(r),
         ]
         if show_status:

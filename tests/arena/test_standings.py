@@ -404,8 +404,8 @@ def test_table_shows_a_bot_that_did_not_start_with_its_reason() -> None:
     z = next(line for line in text.splitlines() if "│ z " in line)
     cells = [c.strip() for c in z.split("│")[1:-1]]
 
-    assert ["-", "z", "0", "-", "-", "-", "-", "-", "-", "-"] == cells[:10]
-    assert "did not start: exited with code 1: SyntaxError" == cells[10]
+    assert ["-", "z", "0", "-", "-", "-", "-", "-"] == cells[:8]
+    assert "did not start: exited with code 1: SyntaxError" == cells[8]
 
 
 def test_table_has_no_status_column_when_every_bot_is_ranked() -> None:
@@ -489,3 +489,14 @@ def test_ranks_bands_and_sort_key_agree(outcomes: list[MatchOutcome], absent: se
         else:
             assert ranked[i - 1].rank == r.rank
             assert r.score_high >= (leader.score_low or 0.0)
+
+
+def test_the_printed_table_leaves_chips_to_the_files(tmp_path: Path) -> None:
+    """Chips rank bots unfaithfully (issue 16): not printed, still in both files."""
+    rows = compute_standings([_m(0, "a b c", (1, 2, 3), (300, 0, 0))])
+    text = _render(rows)
+    js, cs = write_standings(rows, tmp_path)
+
+    assert "chips" not in text
+    assert all("mean_chips" in d and "chips_per_hand" in d for d in json.loads(js.read_text()))
+    assert "chips_per_hand" in cs.read_text().splitlines()[0]
