@@ -16,13 +16,19 @@ Per bot, over the matches it played (see docs/arena.md for the definitions):
   hands those matches lasted);
 - a **rating** from openskill's Plackett-Luce model fed every match's placements in match
   order, shown as ``mu`` with the 95 % interval ``mu +/- 1.96 sigma``;
-- **rank and tied bands**: rows are sorted by the key (higher score, then lower mean place,
-  then name), computed exactly (fractions), so equal results are never ordered by rounding
-  noise. Going down the table, a row whose score interval overlaps the interval of its
-  band's first row (the leader: ``high >= leader's low``) joins that band; otherwise it
-  leads a new one. A band's rank is its leader's position (1, 1, 3: competition ranking),
-  ``tied`` marks the rows of a band of two or more. So ranks never decrease down the table,
-  every band is a run of consecutive rows, and equal ranks are exactly the tied rows.
+- **rank and tied bands, by luck-adjusted place** when every match added has a luck
+  estimate: rows are sorted by adjusted place (then mean place, then name); going down the
+  table, a row joins its band leader's band unless their **paired** difference, over the
+  duplicate sets both played, has a 95 % interval that excludes 0 (``_paired_ranks``);
+- otherwise, **rank and tied bands by score**: rows are sorted by the key (higher score,
+  then lower mean place, then name), computed exactly (fractions), so equal results are
+  never ordered by rounding noise. Going down the table, a row whose score interval
+  overlaps the interval of its band's first row (the leader: ``high >= leader's low``)
+  joins that band; otherwise it leads a new one.
+
+Either way a band's rank is its leader's position (1, 1, 3: competition ranking), and
+``tied`` marks the rows of a band of two or more. So ranks never decrease down the table,
+every band is a run of consecutive rows, and equal ranks are exactly the tied rows.
 
 Bots that **did not start** (``compute_standings(..., did_not_start={bot: reason})``) are
 listed after the ranked rows, by name, with ``rank`` None, status ``did not start`` and the
@@ -217,6 +223,53 @@ def _band_ranks(intervals: Sequence[tuple[float, float]]) -> list[int]:
     return ranks
 
 
+def _paired_ranks(
+    rows: Sequence[BotStanding], pairs: Mapping[tuple[str, str], Sequence[float]]
+) -> list[int]:
+    """The rank of each row, given rows sorted by luck-adjusted place (best first).
+
+    As :func:`_band_ranks`, but a row joins its band when it cannot be told apart from the
+    band's leader by their **paired** difference: over the duplicate sets both played, the
+    mean of (leader's set mean - row's set mean), adjusted places, has a 95 % interval that
+    reaches 0. With fewer than two shared sets the two bots' own intervals are compared
+    instead (their difference within 1.96 of its standard error); a bot with one set only
+    cannot be told apart from anyone.
+    """
+    ranks: list[int] = []
+    leader: BotStanding | None = None
+    for i, row in enumerate(rows):
+        if leader is None or _separated(leader, row, pairs):
+            ranks.append(i + 1)
+            leader = row
+        else:
+            ranks.append(ranks[-1])
+    return ranks
+
+
+def _separated(
+    leader: BotStanding, row: BotStanding, pairs: Mapping[tuple[str, str], Sequence[float]]
+) -> bool:
+    """True if ``leader`` and ``row`` are told apart at 95 % (see :func:`_paired_ranks`)."""
+    if leader.bot < row.bot:
+        key, sign = (leader.bot, row.bot), 1.0
+    else:
+        key, sign = (row.bot, leader.bot), -1.0
+    n, total, squares = pairs.get(key, (0, 0.0, 0.0))
+    if n >= 2:
+        # A paired difference either way at 95 % tells them apart.
+        _, low, high = _interval((n, sign * total, squares))
+        assert low is not None and high is not None
+        return high < 0 or low > 0
+    halves = [
+        (r.adjusted_high - r.adjusted_low) / 2
+        for r in (leader, row)
+        if r.adjusted_high is not None and r.adjusted_low is not None
+    ]
+    if len(halves) < 2 or leader.adjusted_place is None or row.adjusted_place is None:
+        return False
+    return row.adjusted_place - leader.adjusted_place > math.hypot(*halves)
+
+
 def _csv_cell(value: Any) -> Any:
     """A CSV cell: text cleaned and kept from reading as a formula; None as an empty cell."""
     if value is None:
@@ -267,12 +320,13 @@ class StandingsBuilder:
     names a bot it has seen.
     """
 
-    __slots__ = ("_bots", "_last_id", "_model")
+    __slots__ = ("_bots", "_last_id", "_model", "_pairs")
 
     def __init__(self) -> None:
         self._model = PlackettLuce()
         self._bots: dict[str, _BotSums] = {}
         self._last_id: str | None = None
+        self._pairs = _PairSums()
 
     @property
     def bots(self) -> frozenset[str]:
@@ -291,6 +345,7 @@ class StandingsBuilder:
                 f"{self._last_id!r}"
             )
         self._last_id = outcome.match_id
+        self._pairs.add(outcome)
         k = len(outcome.bots)
         sums = []
         for seat, bot in enumerate(outcome.bots):
@@ -359,15 +414,80 @@ class StandingsBuilder:
                 reason="",
             )
             keyed.append(((-mean, mean_place, bot), (low, high), row))
-        keyed.sort(key=lambda k: k[0])
-        ranks = _band_ranks([interval for _, interval, _ in keyed])
+        pairs = self._pairs.snapshot()
+        if pairs is not None and all(row.adjusted_place is not None for _, _, row in keyed):
+            ordered = sorted(
+                (row for _, _, row in keyed),
+                key=lambda r: (round(r.adjusted_place or 0.0, 9), r.mean_place, r.bot),
+            )
+            ranks = _paired_ranks(ordered, pairs)
+        else:
+            keyed.sort(key=lambda k: k[0])
+            ordered = [row for _, _, row in keyed]
+            ranks = _band_ranks([interval for _, interval, _ in keyed])
         sizes = Counter(ranks)
         rows = [
             replace(row, rank=rank, tied=sizes[rank] > 1)
-            for (_, _, row), rank in zip(keyed, ranks, strict=True)
+            for row, rank in zip(ordered, ranks, strict=True)
         ]
         rows.extend(_not_started(bot, did_not_start[bot]) for bot in sorted(did_not_start))
         return rows
+
+
+class _PairSums:
+    """Paired differences of luck-adjusted places, per pair of bots, over shared sets.
+
+    For each pair ``(a, b)`` (names in order) that shared a duplicate set: how many sets,
+    and the sum and sum of squares of ``a``'s set mean minus ``b``'s. Only the set being
+    played is open (matches come in match-id order, a set's ids are consecutive). Once a
+    match without a luck estimate is added, there are no paired differences at all.
+    """
+
+    __slots__ = ("_complete", "_key", "_open", "_sums")
+
+    def __init__(self) -> None:
+        self._sums: dict[tuple[str, str], list[float]] = {}
+        self._key: object = None
+        self._open: dict[str, list[float]] = {}  # bot -> [sum of adjusted places, matches]
+        self._complete = True
+
+    def add(self, outcome: MatchOutcome) -> None:
+        """Count one match into its set."""
+        if not self._complete:
+            return
+        if outcome.luck is None:
+            self._complete = False
+            self._sums.clear()
+            self._open.clear()
+            return
+        key = outcome.match_id if outcome.group is None else outcome.group
+        if self._open and key != self._key:
+            self._close(self._sums)
+        self._key = key
+        for bot, place, luck in zip(outcome.bots, outcome.placements, outcome.luck, strict=True):
+            acc = self._open.setdefault(bot, [0.0, 0])
+            acc[0] += place - luck
+            acc[1] += 1
+
+    def _close(self, sums: dict[tuple[str, str], list[float]]) -> None:
+        means = sorted((bot, total / n) for bot, (total, n) in self._open.items())
+        for i, (a, mean_a) in enumerate(means):
+            for b, mean_b in means[i + 1 :]:
+                d = mean_a - mean_b
+                acc = sums.setdefault((a, b), [0, 0.0, 0.0])
+                _accumulate(acc, d)
+        self._open = {}
+
+    def snapshot(self) -> dict[tuple[str, str], list[float]] | None:
+        """The sums with the open set counted (None without luck estimates); no mutation."""
+        if not self._complete:
+            return None
+        sums = {k: list(v) for k, v in self._sums.items()}
+        if self._open:
+            opened = self._open
+            self._close(sums)
+            self._open = opened
+        return sums
 
 
 class _SetSums:

@@ -13,7 +13,9 @@ from arena._text import clean
 __all__ = ["STANDINGS_LEGEND", "standings_table"]
 
 STANDINGS_LEGEND = """\
-#            rank by score; 2= is a tie: the score interval overlaps its band leader's
+#            rank by adj. place (with luck estimates; else by score); 2= is a tie: paired over
+             shared duplicate sets, not told apart from its band leader at 95% (by score:
+             the score interval overlaps its band leader's)
 matches      matches played that count
 score        mean of (K - place) / (K - 1): 1 for first, 0 for last, at a table of K seats
 95% CI       the score's 95% confidence interval (normal approximation, kept within 0-1)

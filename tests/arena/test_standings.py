@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -500,3 +501,115 @@ def test_the_printed_table_leaves_chips_to_the_files(tmp_path: Path) -> None:
     assert "chips" not in text
     assert all("mean_chips" in d and "chips_per_hand" in d for d in json.loads(js.read_text()))
     assert "chips_per_hand" in cs.read_text().splitlines()[0]
+
+
+def _adjusted_sets(
+    targets: dict[str, list[float]], places: tuple[int, int, int]
+) -> list[MatchOutcome]:
+    """One match per duplicate set, with a, b, c placed ``places``.
+
+    Each match's luck is set so that each bot's adjusted place in set ``i`` is
+    ``targets[bot][i]``.
+    """
+    out = []
+    for i in range(len(targets["a"])):
+        luck = tuple(p - targets[b][i] for b, p in zip("abc", places, strict=True))
+        out.append(_set_match(i, i, places, luck))
+    return out
+
+
+def test_with_luck_estimates_rows_rank_by_adjusted_place() -> None:
+    """B places first every time, but a's luck-adjusted place is lower: a ranks first."""
+    targets = {
+        "a": [1.0, 2.0, 1.5, 2.5],
+        "b": [1.2, 2.1, 1.7, 2.6],
+        "c": [3.0, 3.1, 2.9, 3.0],
+    }
+    rows = compute_standings(_adjusted_sets(targets, (2, 1, 3)))
+
+    assert ["a", "b", "c"] == [r.bot for r in rows]
+    assert [1, 2, 3] == [r.rank for r in rows]
+    assert 1.0 == next(r.score for r in rows if r.bot == "b")  # raw: b won every match
+
+
+def test_a_consistent_paired_difference_separates_overlapping_intervals() -> None:
+    """Bot a beats b by 0.1-0.2 places in every set: paired, that is clear.
+
+    The mean difference is -0.15 (95 % interval -0.207 to -0.093), though each bot's own
+    interval spans more than a place.
+    """
+    targets = {
+        "a": [1.0, 2.0, 1.5, 2.5],
+        "b": [1.2, 2.1, 1.7, 2.6],
+        "c": [3.0, 3.1, 2.9, 3.0],
+    }
+    rows = {r.bot: r for r in compute_standings(_adjusted_sets(targets, (1, 2, 3)))}
+    a, b = rows["a"], rows["b"]
+
+    assert a.adjusted_high is not None and b.adjusted_low is not None
+    assert a.adjusted_high > b.adjusted_low  # the overlap rule would call them tied
+    assert (1, False) == (a.rank, a.tied)
+    assert (2, False) == (b.rank, b.tied)
+
+
+def test_a_paired_difference_that_reaches_zero_is_a_tie() -> None:
+    """A - b per set: -0.2, +0.1, -0.3, +0.2 (mean -0.05): they share rank 1."""
+    targets = {
+        "a": [1.0, 2.2, 1.4, 2.8],
+        "b": [1.2, 2.1, 1.7, 2.6],
+        "c": [3.0, 3.1, 2.9, 3.0],
+    }
+    rows = compute_standings(_adjusted_sets(targets, (1, 2, 3)))
+
+    assert [("a", 1, True), ("b", 1, True), ("c", 3, False)] == [
+        (r.bot, r.rank, r.tied) for r in rows
+    ]
+
+
+def test_without_luck_for_every_match_rows_rank_by_score_as_before() -> None:
+    """One match lacks a luck estimate: the score decides, with the overlap rule."""
+    targets = {
+        "a": [1.0, 2.0, 1.5, 2.5],
+        "b": [1.2, 2.1, 1.7, 2.6],
+        "c": [3.0, 3.1, 2.9, 3.0],
+    }
+    outcomes = _adjusted_sets(targets, (2, 1, 3))
+    outcomes.append(_set_match(4, 4, (2, 1, 3)))
+    rows = compute_standings(outcomes)
+
+    assert ["b", "a", "c"] == [r.bot for r in rows]
+    assert all(r.adjusted_place is None for r in rows)
+
+
+@st.composite
+def lucky_ladders(draw: st.DrawFn) -> list[MatchOutcome]:
+    """As :func:`ladders`, each match with a luck estimate, in groups of 1-3 matches."""
+    out = []
+    group = 0
+    for o in draw(ladders()):
+        if draw(st.booleans()):
+            group += 1
+        luck = tuple(draw(st.lists(st.floats(-2, 2), min_size=len(o.bots), max_size=len(o.bots))))
+        out.append(replace(o, group=group, luck=luck))
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(outcomes=lucky_ladders())
+def test_adjusted_ranks_bands_and_order_agree(outcomes: list[MatchOutcome]) -> None:
+    """With luck estimates: rows sorted by adjusted place, ranks as bands.
+
+    Ranks never decrease; a band is a run of rows sharing its first row's position;
+    ``tied`` is exactly "another row has my rank".
+    """
+    rows = compute_standings(outcomes)
+    adjusted = [round(r.adjusted_place, 9) for r in rows if r.adjusted_place is not None]
+
+    assert len(rows) == len(adjusted)
+    assert adjusted == sorted(adjusted)
+    ranks = [r.rank for r in rows]
+    assert all(r is not None for r in ranks)
+    for i, (row, rank) in enumerate(zip(rows, ranks, strict=True)):
+        assert rank is not None and rank <= i + 1
+        assert rank == i + 1 or rank == ranks[i - 1]
+        assert row.tied == (ranks.count(rank) > 1)
