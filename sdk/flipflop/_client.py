@@ -141,13 +141,18 @@ class _DecideStream:
         self._call.cancel()  # type: ignore[no-untyped-call]  # grpc-stubs leave it untyped
 
 
+_WATCH_IDLE_S = 5.0
+"""How long a client's deadline thread waits with nothing to watch before it ends."""
+
+
 class _Watchdog:
     """Cancels a decision stream once its decision's deadline has passed.
 
     One thread, started at the first decision on a stream, sleeps until the earliest deadline
     armed. A decision arms a deadline later than the one the thread sleeps until (the usual
     case: one decision after another) without waking it, so the watch costs a decision two
-    lock round trips and no thread switch.
+    lock round trips and no thread switch. With nothing armed for :data:`_WATCH_IDLE_S` the
+    thread ends (the next decision starts another), so a client nobody closes leaves none.
     """
 
     def __init__(self) -> None:
@@ -191,7 +196,11 @@ class _Watchdog:
                     stream.timed_out = True
                     stream.cancel()
                 self._wake = min((s.deadline for s in self._armed), default=math.inf)
-                self._condition.wait(self._wake - now if self._armed else None)
+                if self._armed:
+                    self._condition.wait(self._wake - now)
+                elif not self._condition.wait(_WATCH_IDLE_S) and not self._armed:
+                    break  # idle: end; arm() starts a new thread (both under the lock)
+            self._thread = None
 
 
 class BotClient:

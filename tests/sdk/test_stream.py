@@ -39,6 +39,7 @@ from flipflop import (
     Observation,
     Phase,
     SeatTokenError,
+    _client,
     _server,
     _wire,
     check_bot,
@@ -519,3 +520,23 @@ def test_a_stream_over_the_servers_limit_is_refused(
         assert [DRAW_STOCK] == ask(client, first, "first").actions
         with pytest.raises(BotProtocolError, match="RESOURCE_EXHAUSTED: too many decision"):
             ask(client, second, "second")
+
+
+def test_an_idle_client_leaves_no_deadline_thread(
+    endpoint: str, hosted: Hosted, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watchdog thread ends once nothing is armed for a while.
+
+    The next decision starts another, and the stream still answers.
+    """
+    monkeypatch.setattr(_client, "_WATCH_IDLE_S", 0.1)
+    hosted(_BotServicer(Bot()))
+    with connected(endpoint) as client:
+        state = started(client)
+        play_turn(client, state)
+        deadline = time.monotonic() + 10
+        while client._watchdog._thread is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert client._watchdog._thread is None
+        play_turn(client, state)  # a new thread watches this one
+        assert client.streams_decisions
