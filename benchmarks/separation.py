@@ -1,0 +1,347 @@
+"""How many matches it takes to tell two bots apart: raw placement, adjusted, sequential test.
+
+Run: ``python benchmarks/separation.py [--sets N] [--search-sets N] [--seed S] [--no-search]``.
+
+The bundled bots play in-process, one process, in duplicate sets: each deck seed is played
+once per rotation of the line-up, so every bot takes every seat with the same decks (as
+``benchmarks/strength.py``). Two samples, because the search bot is slow (about 12 s a
+4-seat match on our loaded 2-core machine, against well under 1 s a 3-seat match without it):
+
+- ``--sets`` sets (seeds ``separation-3/<i>``) at 3-seat tables of random, greedy and counter:
+  counter vs greedy;
+- ``--search-sets`` sets (seeds ``separation-4/<i>``) at 4-seat tables of random, greedy,
+  counter and search, the search bot on fixed work (``FLIPFLOP_SEARCH_SIMULATIONS``, 400
+  play-outs a decision by default, so the figures depend only on the seeds): search vs greedy,
+  and counter vs greedy again from the same matches. ``--no-search`` skips this sample.
+
+The unit is the duplicate set: a bot's set value is its mean placement (1 = best) over the
+set's rotations, raw or luck-adjusted (``arena._luck.adjusted_placements``: placement less the
+places its deals were worth, docs/standings.md). For a pair (A, B), over ``n`` sets, with
+``d`` the mean of A's set values less B's and ``sd`` sample standard deviations:
+
+- **raw, overlap rule**: the sets needed for the two bots' separate 95 % intervals
+  (mean ± 1.96·sd/√n) to stop overlapping: ``n = (1.96·(sd_A + sd_B)/|d|)²``;
+- **raw, paired**: the sets needed for the 95 % interval of the paired difference to exclude
+  zero: ``n = (1.96·sd_diff/|d|)²``, ``sd_diff`` the sd of the per-set differences;
+- **adjusted, paired**: the same on adjusted placements, with the adjusted ``d`` and also with
+  the raw ``d``. The luck term averages zero whatever the bots do, so both ``d`` estimate the
+  same effect; at one ``d`` the ratio raw / adjusted is the variance ratio of the differences;
+- **sequential (SPRT)**: Wald's test on the per-set adjusted differences, H0: mean 0 against
+  H1: mean δ in the observed direction (δ = the observed adjusted ``|d|``, or ``--delta``),
+  alpha = beta = 0.05, Gaussian with the sd estimated from the sets seen so far: after set ``k``,
+  ``LLR = δ/s_k² · (Σx - kδ/2)``; stop for H1 at ``ln((1-beta)/alpha)``, for H0 at
+  ``ln(beta/(1-alpha))``, never before 10 sets. It is simulated by resampling the observed
+  differences with replacement (a fixed ``random.Random``), many runs; again with the
+  differences centred on zero to count false alarms. Compared with the fixed-sample size for
+  the same alpha, beta and δ: ``n = ((z_alpha + z_beta)·sd_diff/δ)²``, one-sided ``z`` = 1.645 each.
+
+Every ``n`` is printed in matches (sets x rotations). Prints a header with the sample, then
+per pair one line each starting ``separation raw:``, ``separation adjusted:`` and
+``separation sprt:``. Progress goes to stderr. The defaults take about seven minutes on our
+2-core machine (most of it the 4-seat sample).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from arena._luck import adjusted_placements
+from flipflop import MatchConfig, load_bot, play_match
+
+BOTS_DIR = Path(__file__).resolve().parent.parent / "bots"
+DEFAULT_SIMULATIONS = 400
+"""The search bot's play-outs per decision, as in ``benchmarks/strength.py``."""
+DEFAULT_SETS = 60
+DEFAULT_SEARCH_SETS = 5
+MIN_SETS = 10
+"""The sequential test never stops before this many sets."""
+ALPHA = BETA = 0.05
+Z95 = statistics.NormalDist().inv_cdf(0.975)
+Z_ALPHA = statistics.NormalDist().inv_cdf(1 - ALPHA)
+Z_BETA = statistics.NormalDist().inv_cdf(1 - BETA)
+
+
+@dataclass(frozen=True, slots=True)
+class SetValues:
+    """One duplicate set: per bot, its mean raw and adjusted placement over the rotations."""
+
+    raw: dict[str, float]
+    adjusted: dict[str, float]
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """A line-up played in duplicate sets, one per seed ``<prefix>/<i>``."""
+
+    name: str
+    lineup: tuple[str, ...]
+    prefix: str
+    sets: int
+
+    def seeds(self, first: int) -> list[str]:
+        """The deck seeds, from index ``first``."""
+        return [f"{self.prefix}/{i}" for i in range(first, first + self.sets)]
+
+
+@dataclass(frozen=True, slots=True)
+class Sequential:
+    """The simulated sequential test on one pair."""
+
+    delta: float
+    runs: int
+    mean_sets: float
+    correct: float
+    """Share of runs under H1 (resampled differences) that accepted H1."""
+    undecided: float
+    """Share of runs under H1 cut off at the cap without a decision."""
+    false_alarms: float
+    """Share of runs under H0 (differences centred on zero) that accepted H1."""
+    mean_sets_h0: float
+
+
+def play_set(lineup: Sequence[str], seed: str) -> SetValues:
+    """Play ``seed`` once per rotation of ``lineup``; each bot's mean placements over them."""
+    k = len(lineup)
+    raw = dict.fromkeys(lineup, 0.0)
+    adjusted = dict.fromkeys(lineup, 0.0)
+    for r in range(k):
+        seats = [lineup[(i + r) % k] for i in range(k)]
+        bots = [load_bot(BOTS_DIR / name) for name in seats]
+        state = play_match(bots, MatchConfig(seats=k), seed, strict=True, match_id=f"{seed}/{r}")
+        assert state.result is not None
+        adj = adjusted_placements(state)
+        for s, name in enumerate(seats):
+            raw[name] += state.result.placements[s] / k
+            adjusted[name] += adj[s] / k
+    return SetValues(raw, adjusted)
+
+
+def sets_needed(z: float, sd: float, d: float) -> float:
+    """``(z·sd/|d|)²``: sets for a ``z`` interval of half-width ``|d|``; inf when ``d`` is 0."""
+    return math.inf if d == 0 else (z * sd / d) ** 2
+
+
+def sprt_run(
+    xs: Sequence[float], delta: float, rng: random.Random, cap: int
+) -> tuple[int, bool | None]:
+    """One sequential test on resampled ``xs`` for H1: mean ``delta`` (> 0) against 0.
+
+    Returns:
+        The sets used, and True for H1, False for H0, None if cut off at ``cap`` sets.
+    """
+    upper = math.log((1 - BETA) / ALPHA)
+    lower = math.log(BETA / (1 - ALPHA))
+    total = mean = m2 = 0.0  # Welford's running variance
+    k = 0
+    while k < cap:
+        for x in rng.choices(xs, k=min(256, cap - k)):
+            k += 1
+            total += x
+            step = x - mean
+            mean += step / k
+            m2 += step * (x - mean)
+            if k < MIN_SETS:
+                continue
+            var = m2 / (k - 1)
+            if var <= 0:
+                continue
+            llr = delta / var * (total - k * delta / 2)
+            if llr >= upper:
+                return k, True
+            if llr <= lower:
+                return k, False
+    return k, None
+
+
+def sequential(diffs: Sequence[float], delta: float | None, runs: int, seed: int) -> Sequential:
+    """Simulate the SPRT on bootstraps of ``diffs`` (per-set adjusted differences, A - B).
+
+    The test looks for an effect in the observed direction, so the differences are flipped to
+    make the observed mean positive. Runs are cut off at 20 times the fixed-sample size
+    (counted as undecided, and not correct).
+    """
+    sign = -1.0 if statistics.fmean(diffs) < 0 else 1.0
+    xs = [sign * x for x in diffs]
+    d = delta if delta is not None else statistics.fmean(xs)
+    if d <= 0:
+        return Sequential(d, 0, math.inf, 0.0, 1.0, 0.0, math.inf)
+    fixed = sets_needed(Z_ALPHA + Z_BETA, statistics.stdev(xs), d)
+    cap = max(1000, math.ceil(20 * fixed))
+    rng = random.Random(seed)
+    h1 = [sprt_run(xs, d, rng, cap) for _ in range(runs)]
+    centre = statistics.fmean(xs)
+    h0 = [sprt_run([x - centre for x in xs], d, rng, cap) for _ in range(runs)]
+    return Sequential(
+        delta=d,
+        runs=runs,
+        mean_sets=statistics.fmean(n for n, _ in h1),
+        correct=sum(v is True for _, v in h1) / runs,
+        undecided=sum(v is None for _, v in h1) / runs,
+        false_alarms=sum(v is True for _, v in h0) / runs,
+        mean_sets_h0=statistics.fmean(n for n, _ in h0),
+    )
+
+
+def matches(sets: float, rotations: int) -> str:
+    """Sets as a whole number of matches."""
+    return "inf" if math.isinf(sets) else f"{math.ceil(sets) * rotations:,}"
+
+
+def ratio(a: float, b: float) -> str:
+    """``a / b`` as ``1.23x``."""
+    return "n/a" if b == 0 or math.isinf(a) or math.isinf(b) else f"{a / b:.2f}x"
+
+
+def report(
+    a: str,
+    b: str,
+    values: Sequence[SetValues],
+    rotations: int,
+    delta: float | None,
+    runs: int,
+    sample: str,
+) -> list[str]:
+    """The three ``separation`` lines for ``a`` against ``b``, after a line of the inputs."""
+    raw_a = [v.raw[a] for v in values]
+    raw_b = [v.raw[b] for v in values]
+    raw = [x - y for x, y in zip(raw_a, raw_b, strict=True)]
+    adj = [v.adjusted[a] - v.adjusted[b] for v in values]
+    d_raw, d_adj = statistics.fmean(raw), statistics.fmean(adj)
+    sd_a, sd_b = statistics.stdev(raw_a), statistics.stdev(raw_b)
+    sd_raw, sd_adj = statistics.stdev(raw), statistics.stdev(adj)
+    overlap = sets_needed(Z95, sd_a + sd_b, d_raw)
+    paired = sets_needed(Z95, sd_raw, d_raw)
+    adjusted = sets_needed(Z95, sd_adj, d_adj)
+    adjusted_at_raw_d = sets_needed(Z95, sd_adj, d_raw)
+    seq = sequential(adj, delta, runs, seed=len(values))
+    fixed_raw = sets_needed(Z_ALPHA + Z_BETA, sd_raw, seq.delta)
+    fixed_adj = sets_needed(Z_ALPHA + Z_BETA, sd_adj, seq.delta)
+    pair = f"{a} vs {b} ({sample})"
+    return [
+        f"{pair}: d (A - B, places, lower is better) raw {d_raw:+.3f}, adjusted {d_adj:+.3f}; "
+        f"sd per set {a} {sd_a:.3f}, {b} {sd_b:.3f}; sd of differences raw {sd_raw:.3f}, "
+        f"adjusted {sd_adj:.3f} (variance {ratio(sd_raw**2, sd_adj**2)} lower)",
+        f"separation raw: {pair}: overlap rule {matches(overlap, rotations)} matches, "
+        f"paired {matches(paired, rotations)} matches (95 %, d {d_raw:+.3f})",
+        f"separation adjusted: {pair}: paired {matches(adjusted, rotations)} matches at the "
+        f"adjusted d {d_adj:+.3f}, {matches(adjusted_at_raw_d, rotations)} at the raw d; "
+        f"raw paired / adjusted {ratio(paired, adjusted)} (each its own d), "
+        f"{ratio(paired, adjusted_at_raw_d)} (same d)",
+        f"separation sprt: {pair}: mean {seq.mean_sets * rotations:,.0f} matches to a decision "
+        f"(δ {seq.delta:.3f}, alpha = beta = {ALPHA}, at least {MIN_SETS} sets, "
+        f"{seq.runs} bootstrap runs), correct {seq.correct:.1%}, "
+        f"undecided {seq.undecided:.1%}; under H0 false alarms {seq.false_alarms:.1%}, "
+        f"mean {seq.mean_sets_h0 * rotations:,.0f} matches; "
+        f"fixed sample at the same alpha, beta, δ: raw paired {matches(fixed_raw, rotations)}, "
+        f"adjusted {matches(fixed_adj, rotations)} matches; "
+        f"raw fixed / SPRT {ratio(fixed_raw, seq.mean_sets)}, "
+        f"adjusted fixed / SPRT {ratio(fixed_adj, seq.mean_sets)}",
+    ]
+
+
+def main() -> None:
+    """Play the sets, then print the matches each method needs."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--sets",
+        type=int,
+        default=DEFAULT_SETS,
+        help=f"duplicate sets (deck seeds) to play (default {DEFAULT_SETS})",
+    )
+    parser.add_argument(
+        "--search-sets",
+        type=int,
+        default=DEFAULT_SEARCH_SETS,
+        help=f"duplicate sets at the 4-seat table with search (default {DEFAULT_SEARCH_SETS})",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="first seed index (default 0)")
+    parser.add_argument(
+        "--no-search",
+        action="store_true",
+        help="skip the 4-seat sample with search: counter vs greedy at 3 seats only",
+    )
+    parser.add_argument(
+        "--simulations",
+        type=int,
+        default=DEFAULT_SIMULATIONS,
+        help=f"the search bot's play-outs per decision (default {DEFAULT_SIMULATIONS})",
+    )
+    parser.add_argument(
+        "--delta", type=float, help="the SPRT's effect δ in places (default: the observed |d|)"
+    )
+    parser.add_argument(
+        "--runs", type=int, default=2000, help="bootstrap runs of the SPRT (default 2000)"
+    )
+    args = parser.parse_args()
+    if args.sets < 2 or (args.search_sets < 2 and not args.no_search):
+        parser.error("--sets and --search-sets must be at least 2")
+    if args.simulations < 1:
+        parser.error("--simulations must be positive")
+    if args.delta is not None and args.delta <= 0:
+        parser.error("--delta must be positive")
+
+    os.environ["FLIPFLOP_SEARCH_SIMULATIONS"] = str(args.simulations)  # read at load_bot
+    samples = [
+        Sample("3 seats", ("random", "greedy", "counter"), "separation-3", args.sets),
+    ]
+    if not args.no_search:
+        samples.append(
+            Sample(
+                "4 seats",
+                ("random", "greedy", "counter", "search"),
+                "separation-4",
+                args.search_sets,
+            )
+        )
+    start = time.perf_counter()
+    played: list[list[SetValues]] = []
+    for sample in samples:
+        values: list[SetValues] = []
+        for seed in sample.seeds(args.seed):
+            values.append(play_set(sample.lineup, seed))
+            print(
+                f"\r{sample.name}: {len(values)}/{sample.sets} sets, "
+                f"{time.perf_counter() - start:.0f} s",
+                end="",
+                file=sys.stderr,
+                flush=True,
+            )
+        print(file=sys.stderr)
+        played.append(values)
+    play_seconds = time.perf_counter() - start
+
+    for sample in samples:
+        seeds = sample.seeds(args.seed)
+        search = (
+            f", search on fixed work, {args.simulations} simulations"
+            if "search" in sample.lineup
+            else ""
+        )
+        print(
+            f"{sample.name}: {sample.sets} duplicate sets x {len(sample.lineup)} rotations = "
+            f"{sample.sets * len(sample.lineup)} matches of {', '.join(sample.lineup)}{search}; "
+            f"seeds {seeds[0]} ... {seeds[-1]}; MatchConfig defaults otherwise"
+        )
+    for sample, values in zip(samples, played, strict=True):
+        pairs = [("counter", "greedy")]
+        if "search" in sample.lineup:
+            pairs.insert(0, ("search", "greedy"))
+        for a, b in pairs:
+            for line in report(
+                a, b, values, len(sample.lineup), args.delta, args.runs, sample.name
+            ):
+                print(line)
+    print(f"played in {play_seconds:.0f} s, {time.perf_counter() - start:.0f} s in all")
+
+
+if __name__ == "__main__":
+    main()
