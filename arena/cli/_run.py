@@ -19,11 +19,12 @@ from arena._errors import ArenaError, PlanError
 from arena._ladder import LadderResult, LadderSpec, install_interrupt, read_saved, run_ladder
 from arena._plan import PlannedMatch, plan_spread
 from arena._runner import TimeControl
+from arena._sprt import SprtDecision, SprtResult, SprtSpec, run_sprt
 from arena._text import clean
 from arena.cli._errors import ArenaCliError
 from arena.cli._options import sandbox_option, time_options
 from arena.cli._table import STANDINGS_LEGEND, standings_table
-from arena.sandbox import SandboxLimits, choose_sandbox
+from arena.sandbox import Sandbox, SandboxLimits, choose_sandbox
 from flipflop import MatchConfig
 
 __all__ = ["run"]
@@ -138,6 +139,29 @@ def _given(ctx: click.Context, name: str) -> bool:
     show_default=True,
     help="Hands after which a match ends by bankroll (0: no cap).",
 )
+@click.option(
+    "--sprt",
+    nargs=2,
+    metavar="A B",
+    default=None,
+    help="Instead of a ladder, a sequential test: play duplicate sets of bots A and B with "
+    "the other BOTS in turn until A is shown better than B by at least --delta places "
+    "(luck-adjusted, paired by set), or not, at 5%% error rates each way (docs/standings.md).",
+)
+@click.option(
+    "--delta",
+    type=click.FloatRange(min=0, min_open=True),
+    default=0.1,
+    show_default=True,
+    help="With --sprt: the difference in mean place worth finding.",
+)
+@click.option(
+    "--max-sets",
+    type=click.IntRange(min=10),
+    default=200,
+    show_default=True,
+    help="With --sprt: the most duplicate sets to play before stopping undecided.",
+)
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -155,6 +179,9 @@ def run(
     stake: int,
     bankroll: int,
     hand_cap: int,
+    sprt: tuple[str, str] | None,
+    delta: float,
+    max_sets: int,
 ) -> None:
     """Play a local ladder of BOTS and print the standings.
 
@@ -172,10 +199,15 @@ def run(
         arena run ./mybot random greedy --matches 24 --jobs 2
         arena run --resume                  # continue the latest run as it was started
         arena run --out runs/today --resume
+        arena run ./mybot greedy counter random --table-size 3 --sprt mybot greedy --delta 0.2
     """
     # Wide enough for the table when the output is a file or a pipe, not a terminal.
     console = Console(stderr=False, width=None if sys.stdout.isatty() else 130)
     err = Console(stderr=True, width=None if sys.stderr.isatty() else 130)
+    if sprt is not None and resume:
+        raise click.UsageError(
+            "--sprt cannot --resume yet: start the test again with another --out"
+        )
     try:
         out = out or (_latest_run() if resume else _new_run_dir())
         if resume:
@@ -218,11 +250,20 @@ def run(
                 f"a ladder needs at least 3 bots (tables seat 3-5), got {len(spec.bots)}"
             )
         spec.config()  # validates stake/bankroll before anything starts
+        test = None if sprt is None else SprtSpec(*sprt, delta=delta, max_sets=max_sets)
+        if test is not None:
+            try:
+                test.check(spec)
+            except PlanError as e:
+                raise click.UsageError(str(e)) from e
         box = choose_sandbox(sandbox, SandboxLimits())
     except (ArenaError, ValueError) as e:
         raise ArenaCliError(str(e)) from e
     k = spec.table_size
     workers = jobs or max(1, min(2, os.cpu_count() or 1))
+    if test is not None:
+        _run_sprt(spec, test, out, box, workers, console, err)
+        return
     err.print(f"[bold]sandbox:[/] {box.isolation}", soft_wrap=True)
     progress = Progress(
         TextColumn("[progress.description]{task.description}"),
@@ -303,6 +344,83 @@ def run(
         sys.exit(130)
     if result.did_not_start or result.count("error"):
         sys.exit(1)
+
+
+def _run_sprt(
+    spec: LadderSpec,
+    test: SprtSpec,
+    out: Path,
+    box: Sandbox,
+    workers: int,
+    console: Console,
+    err: Console,
+) -> None:
+    """``arena run --sprt``: play sets until the test decides; print the decision."""
+    err.print(f"[bold]sandbox:[/] {box.isolation}", soft_wrap=True)
+    err.print(
+        f"sequential test: is {test.a} better than {test.b} by at least {test.delta:g} places? "
+        f"duplicate sets of {spec.table_size} matches, at least {test.min_sets}, at most "
+        f"{test.max_sets}; writing to {out}/",
+        markup=False,
+        soft_wrap=True,
+    )
+
+    def on_set(counted: int, diff: float | None, llr: float) -> None:
+        told = (
+            "left out (a match did not count)"
+            if diff is None
+            else f"{test.a} - {test.b} {diff:+.3f}"
+        )
+        err.print(
+            f"set {counted}: {told}; LLR {llr:+.2f} (decides at {test.lower:+.2f} or "
+            f"{test.upper:+.2f})",
+            markup=False,
+            soft_wrap=True,
+        )
+
+    cancel = threading.Event()
+    undo = install_interrupt(cancel)
+    try:
+        result = run_sprt(spec, test, out, sandbox=box, jobs=workers, cancel=cancel, on_set=on_set)
+    except ArenaError as e:
+        raise ArenaCliError(str(e)) from e
+    finally:
+        undo()
+    ladder = result.ladder
+    if ladder.standings:
+        title = f"Standings after {ladder.count('ok')} matches (bankroll survival)"
+        console.print(standings_table(ladder.standings, title))
+    verdict = _verdict(result, test)
+    console.print(verdict, soft_wrap=True, markup=False)
+    try:
+        (out / "summary.txt").write_text(verdict + "\n", encoding="utf-8")
+    except OSError as e:
+        raise ArenaCliError(f"cannot write {out / 'summary.txt'}: {e.strerror or e}") from e
+    console.print(f"files: {out}/standings.json, standings.csv, replays/, logs/", soft_wrap=True)
+    if ladder.interrupted:
+        sys.exit(130)
+
+
+def _verdict(result: SprtResult, test: SprtSpec) -> str:
+    """The decision, what it rests on, and its error rates, as a few lines."""
+    said = {
+        SprtDecision.BETTER: f"{test.a} is better than {test.b} by at least {test.delta:g} places",
+        SprtDecision.NOT_BETTER: f"{test.a} is not better than {test.b} by {test.delta:g} places",
+        SprtDecision.UNDECIDED: "undecided: the set budget ran out first"
+        if not result.ladder.interrupted
+        else "undecided: interrupted",
+    }[result.decision]
+    return "\n".join(
+        [
+            f"sprt: {said}",
+            f"after {result.sets} duplicate sets counted ({result.matches} matches played); "
+            f"mean luck-adjusted difference {test.a} - {test.b}: {result.mean_diff:+.3f} places "
+            f"(sd across sets {result.sd:.3f})",
+            f"LLR {result.llr:+.2f}; bounds {test.lower:+.2f} (not better) and "
+            f"{test.upper:+.2f} (better); error rates alpha {test.alpha:g} (calling it better "
+            f"when it is not), beta {test.beta:g} (missing a real {test.delta:g})",
+        ]
+    )
 
 
 def _new_run_dir() -> Path:
