@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import threading
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -24,10 +25,11 @@ from typing import Any
 import pytest
 
 import arena._ladder
+from arena._hosts import BotHost
 from arena._ladder import LadderResult, LadderSpec, run_ladder
-from arena._runner import TimeControl
+from arena._runner import MatchCancelled, TimeControl, run_match
 from arena.sandbox import ProcessSandbox, SandboxLimits
-from flipflop import BotManifest, read_manifest
+from flipflop import BotManifest, MatchConfig, read_manifest
 
 pytestmark = pytest.mark.slow
 
@@ -231,3 +233,50 @@ def test_a_unary_only_bot_plays_a_ladder_next_to_streaming_ones(tmp_path: Path) 
         for name in ("random", "greedy"):
             assert ("1.2", True) == (seats[name]["protocol"], seats[name]["streamed"])
         assert all(s["decisions"] > 0 for s in seats.values())
+
+
+def test_only_instances_that_heard_their_match_end_are_kept(tmp_path: Path) -> None:
+    """After a finished match the host keeps every seat's instance; after a cancelled one none.
+
+    A bot could still hold a match that did not end for it: its state, an open stream.
+    """
+    bots = [bundled("random"), bundled("greedy"), bundled("counter")]
+    box = ProcessSandbox()
+    host = BotHost(box, tmp_path / "h")
+    common: dict[str, Any] = {
+        "sandbox": box,
+        "workdir": tmp_path / "w",
+        "logs_dir": tmp_path / "logs",
+        "host": host,
+        "clock": TimeControl(decision_ms=5000, notify_ms=15_000),
+    }
+    try:
+        run_match(
+            "m0",
+            1,
+            bots,
+            MatchConfig(seats=3, hand_cap=3),
+            replay_path=tmp_path / "0.jsonl",
+            **common,
+        )
+        assert 3 == len(host._idle)
+        kept = {s.bot for s in host._idle.values()}
+
+        cancel = threading.Event()
+        threading.Timer(1.0, cancel.set).start()
+        with pytest.raises(MatchCancelled):
+            run_match(
+                "m1",
+                2,
+                bots,
+                MatchConfig(seats=3, hand_cap=None),
+                replay_path=tmp_path / "1.jsonl",
+                cancel=cancel,
+                **common,
+            )
+        assert {} == host._idle
+        assert all(not b.alive() for b in kept)  # stopped, not left running
+        assert 3 == host.starts  # the cancelled match reused the kept ones
+    finally:
+        host.close()
+        box.close()
