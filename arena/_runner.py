@@ -79,6 +79,10 @@ class FaultKind(Enum):
     """A well-formed action the rules refused."""
 
 
+NOTICE_FLOOR_MS = 50
+"""The shortest deadline a notice gets, once a seat's time bank is spent (ms)."""
+
+
 @dataclass(frozen=True, slots=True)
 class TimeControl:
     """Time limits for bots (defaults documented in docs/arena.md).
@@ -87,7 +91,9 @@ class TimeControl:
         decision_ms: deadline for one decision.
         time_bank_ms: per-match reserve drawn on when a decision runs past its deadline.
         max_strikes: faults after which a seat is forfeited (crashes forfeit at once).
-        notify_ms: deadline for start-of-match, end-of-hand and end-of-match notices.
+        notify_ms: deadline for start-of-match, end-of-hand and end-of-match notices. Their
+            time is taken from the seat's time bank too, and a notice's deadline is never more
+            than what is left of it (at least ``NOTICE_FLOOR_MS``).
     """
 
     decision_ms: int = 1000
@@ -215,6 +221,8 @@ class _Match:
     # -------------------------------------------------------------- faults
 
     def fault(self, s: _Seat, kind: FaultKind, detail: str, forfeit: bool = False) -> str:
+        if kind is FaultKind.CRASH and s.seated is not None:
+            detail = _how_it_ended(s.seated.bot, detail)
         s.strikes += 1
         if kind in (FaultKind.CRASH, FaultKind.START) or s.strikes >= self.clock.max_strikes:
             forfeit = True
@@ -264,7 +272,9 @@ class _Match:
                 self.clock.decision_ms,
                 self.clock.time_bank_ms,
             )
-            seated.client.start_match(info, timeout=self.clock.notify_ms / 1000)
+            t0 = time.perf_counter()
+            seated.client.start_match(info, timeout=self._notice_s(s))
+            self._charge(s, t0)
             s.started = True
         except (SandboxError, BotError) as e:
             self.fault(s, FaultKind.START, str(e) or type(e).__name__, forfeit=True)
@@ -307,14 +317,32 @@ class _Match:
 
     def _hand_ended(self, s: _Seat, result: HandResult) -> None:
         assert s.client is not None
+        t0 = time.perf_counter()
+        error: tuple[FaultKind, str] | None = None
         try:
-            s.client.hand_ended(self.match_id, result, timeout=self.clock.notify_ms / 1000)
+            s.client.hand_ended(self.match_id, result, timeout=self._notice_s(s))
         except BotCrashed as e:
-            self.fault(s, FaultKind.CRASH, f"hand_ended: {e}")
+            error = (FaultKind.CRASH, f"hand_ended: {e}")
         except BotTimeout as e:
-            self.fault(s, FaultKind.TIMEOUT, f"hand_ended: {e}")
+            error = (FaultKind.TIMEOUT, f"hand_ended: {e}")
         except BotError as e:
-            self.fault(s, FaultKind.PROTOCOL, f"hand_ended: {e}")
+            error = (FaultKind.PROTOCOL, f"hand_ended: {e}")
+        ms = self._charge(s, t0)
+        if error is None and s.bank_ms < 0:
+            error = (FaultKind.TIMEOUT, f"hand_ended: took {ms:.0f} ms with the time bank spent")
+        s.bank_ms = max(0.0, s.bank_ms)  # spent, and struck for it: decisions in time stay fine
+        if error is not None:
+            self.fault(s, *error)
+
+    def _notice_s(self, s: _Seat) -> float:
+        """A notice's deadline in seconds: ``notify_ms``, but no more than the bank left."""
+        return max(NOTICE_FLOOR_MS, min(self.clock.notify_ms, s.bank_ms)) / 1000
+
+    def _charge(self, s: _Seat, t0: float) -> float:
+        """Take the time since ``t0`` from the seat's bank (every wait counts); return it, ms."""
+        ms = (time.perf_counter() - t0) * 1000
+        s.bank_ms -= ms
+        return ms
 
     def decide(self, s: _Seat) -> tuple[str, float | None, str]:
         """One decision for seat ``s``; returns (note, ms, fault text)."""
@@ -413,9 +441,7 @@ class _Match:
                 # The match is decided; a bot that cannot hear it changes nothing (but its
                 # instance, in doubt, is not kept).
                 with contextlib.suppress(BotError):
-                    s.client.end_match(
-                        self.match_id, st.result, timeout=self.clock.notify_ms / 1000
-                    )
+                    s.client.end_match(self.match_id, st.result, timeout=self._notice_s(s))
                     s.ended = True
         return MatchRecord(
             match_id=self.match_id,
@@ -450,6 +476,24 @@ class _Match:
             replay=str(replay_path),
             luck=tuple(round(x, 6) for x in luck_places(st)),
         )
+
+
+_ENDED_WITHIN_S = 2.0
+"""How long a crash's fault waits for the bot's exit status (a container's takes a moment)."""
+
+
+def _how_it_ended(bot: RunningBot, detail: str) -> str:
+    """A crash's detail with how the bot ended, ``out of memory: …`` first for an OOM kill."""
+    deadline = time.monotonic() + _ENDED_WITHIN_S
+    status = bot.exit_status()
+    while status is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+        status = bot.exit_status()
+    if status is None:
+        return detail
+    if "out of memory" in status:
+        return f"out of memory: {detail} ({status})"
+    return f"{detail} ({status})"
 
 
 def wait_serving(

@@ -258,3 +258,30 @@ def test_a_bot_slow_to_hear_of_a_hand_is_struck_and_the_others_hear_it(
     assert all(f.detail.startswith("hand_ended:") for f in faults)
     assert faults[-1].forfeited
     assert [] == [f for f in rec.faults if f.seat != 0]  # the others heard every hand
+
+
+def test_slow_notices_are_charged_to_the_time_bank(
+    make_bot: Callable[..., Path], tmp_path: Path
+) -> None:
+    """Slow play on notices (issue 15, finding 4): 1 s a HandEnded, under a 5 s notice deadline.
+
+    Each notice's time comes out of the 2.5 s bank; once it is spent a notice gets 50 ms: a
+    timeout strike each, then forfeit. The notice deadline alone never caught it.
+    """
+    faulty = make_bot(
+        "dawdler",
+        prelude="""
+        def slow_hand_ended(self, result):
+            time.sleep(1.0)
+        Faulty.hand_ended = slow_hand_ended
+        """,
+    )
+    clock = TimeControl(decision_ms=2000, time_bank_ms=2500, max_strikes=3, notify_ms=5000)
+    rec = _play(tmp_path, faulty, clock=clock)
+
+    _finished(rec, tmp_path)
+    faults = [f for f in rec.faults if f.seat == 0]
+    assert [FaultKind.TIMEOUT] * 3 == [f.kind for f in faults]
+    assert all(f.detail.startswith("hand_ended:") for f in faults)
+    assert faults[-1].forfeited
+    assert [] == [f for f in rec.faults if f.seat != 0]

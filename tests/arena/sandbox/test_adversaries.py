@@ -123,8 +123,11 @@ def test_memory_is_capped(arena: Arena) -> None:
     held = max(r["mb"] for r in played.reports(ADV) if r["attack"] == "memory")
     assert held < limits.memory_mb
     if arena.kind == "docker":
-        # The OOM killer ends the container in the middle of its decision.
-        assert [FaultKind.CRASH] == [f.kind for f in played.faults(ADV)]
+        # The OOM killer ends the container in the middle of its decision, and the fault
+        # says so (issue 15: it used to read as a plain crash).
+        [fault] = played.faults(ADV)
+        assert FaultKind.CRASH is fault.kind
+        assert fault.detail.startswith("out of memory: "), fault.detail
     else:
         assert played.report(ADV, "memory")["blocked"]
         assert "MemoryError" in played.report(ADV, "memory")["detail"]
