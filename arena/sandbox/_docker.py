@@ -132,7 +132,7 @@ def _remove(container: Any) -> None:
     sources = [m.get("Source", "") for m in (container.attrs or {}).get("Mounts", [])]
     with contextlib.suppress(docker.errors.NotFound):
         try:
-            container.remove(force=True)
+            container.remove(force=True, v=True)  # and its anonymous volumes, if any
         except docker.errors.APIError as e:
             # "removal already in progress" (409) means someone else is removing it
             if getattr(e, "status_code", None) != 409:

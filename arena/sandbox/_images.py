@@ -525,12 +525,19 @@ def ensure_bot_image(
     gets the bundled bots' recipe (its files in ``/bot``, user 65534, ``command`` as entry
     point).
 
+    An image that declares a volume (``VOLUME`` in its Dockerfile or in what it is built
+    ``FROM``) is refused, cached or not: Docker would give every container made from it a
+    volume of host disk outside its read-only root and its capped ``/tmp`` (issue 15).
+
     Raises:
-        SandboxError: the build failed (the message ends with the build's last lines).
+        SandboxError: the build failed (the message ends with the build's last lines), or
+            the image declares a volume.
     """
     t0 = time.perf_counter()
     tag = bot_image_tag(manifest, base)
-    if _image(client, tag) is not None:
+    cached = _image(client, tag)
+    if cached is not None:
+        _refuse_volumes(cached, manifest)
         log(f"image {tag} for bot {manifest.name} cached: {time.perf_counter() - t0:.2f} s")
         return tag
     with _build_lock():
@@ -551,4 +558,18 @@ def ensure_bot_image(
                 }
                 _build(client, context, tag, {"BASE": base}, labels)
             log(f"built image {tag} for bot {manifest.name} in {time.perf_counter() - t0:.1f} s")
+    built = _image(client, tag)
+    if built is not None:
+        _refuse_volumes(built, manifest)
     return tag
+
+
+def _refuse_volumes(image: Image, manifest: BotManifest) -> None:
+    """Raise SandboxError if ``image`` declares a volume (see :func:`ensure_bot_image`)."""
+    volumes = sorted(((image.attrs or {}).get("Config") or {}).get("Volumes") or {})
+    if volumes:
+        raise SandboxError(
+            f"{manifest.name}: its image declares VOLUME {', '.join(volumes)}: refused, since "
+            "a volume is host disk outside the bot's read-only root and its capped /tmp; "
+            "write to /tmp instead"
+        )

@@ -21,7 +21,7 @@ from arena._errors import SandboxUnavailable
 from arena._ladder import LadderSpec, run_ladder
 from arena._runner import FaultKind, MatchCancelled, run_match
 from arena.sandbox import ProcessSandbox, SandboxKind, SandboxLimits, choose_sandbox
-from arena.sandbox._docker import LABEL, DockerSandbox, docker_available
+from arena.sandbox._docker import LABEL, DockerSandbox, _remove, docker_available
 from arena.sandbox._images import ensure_base_image, ensure_bot_image
 from flipflop import BotClient, MatchConfig, read_manifest
 
@@ -375,3 +375,65 @@ def test_a_ladder_keeps_each_container_up_from_match_to_match(
         assert not rec["faults"]
     assert [1, 2, 3] == counts
     assert [] == box.running()  # the ladder stopped what it kept
+
+
+def _volume_bot(where: Path) -> Path:
+    """The stayer bot with ``VOLUME /data`` in its Dockerfile (issue 15, finding 1)."""
+    bot = where / "hoarder"
+    shutil.copytree(
+        REPO / "tests" / "arena" / "sandbox" / "adversaries" / "stayer",
+        bot,
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    (bot / "bot.toml").write_text(
+        (bot / "bot.toml").read_text().replace('name = "stayer"', 'name = "hoarder"')
+    )
+    dockerfile = (bot / "Dockerfile").read_text()
+    (bot / "Dockerfile").write_text(
+        dockerfile.replace("WORKDIR /bot", "WORKDIR /bot\nVOLUME /data")
+    )
+    return bot
+
+
+@pytest.mark.docker
+def test_an_image_that_declares_a_volume_is_refused(box: DockerSandbox, tmp_path: Path) -> None:
+    """VOLUME would give the bot host disk outside its limits: refused with a start fault.
+
+    The fault names the volume, and no volume is created.
+    """
+    before = {v.name for v in box.client.volumes.list()}
+    work = short_workdir()
+    try:
+        rec = run_match(
+            "m0",
+            1,
+            [read_manifest(_volume_bot(tmp_path)), RANDOM, GREEDY],
+            MatchConfig(seats=3, hand_cap=2),
+            sandbox=box,
+            workdir=work,
+            replay_path=tmp_path / "m0.jsonl",
+            logs_dir=tmp_path / "logs",
+        )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    [fault] = [f for f in rec.faults if f.seat == 0]
+    assert FaultKind.START is fault.kind
+    assert "declares VOLUME /data: refused" in fault.detail
+    assert rec.void
+    assert before == {v.name for v in box.client.volumes.list()}
+
+
+@pytest.mark.docker
+def test_a_removed_container_takes_its_volumes_with_it(box: DockerSandbox, tmp_path: Path) -> None:
+    """Removing a container the arena's way leaves none of its volumes behind.
+
+    The container is made here by hand, with a volume, past the image refusal.
+    """
+    image = box.image_for(RANDOM)
+    container = box.client.containers.create(
+        image, command=["true"], volumes=["/data"], labels={LABEL: "1"}
+    )
+    mounted = [m["Name"] for m in container.attrs["Mounts"] if m.get("Type") == "volume"]
+    assert mounted  # Docker made an anonymous volume for /data
+    _remove(container)
+    assert not [v for v in box.client.volumes.list() if v.name in mounted]
