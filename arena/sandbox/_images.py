@@ -28,6 +28,7 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -36,7 +37,7 @@ import tempfile
 import threading
 import time
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from enum import Enum
 from pathlib import Path
 
@@ -508,12 +509,37 @@ def _bot_repo(bot: BotManifest) -> str:
     return BOT_REPO_PREFIX + bot.name.lower().replace("_", "-")
 
 
-def bot_image_tag(bot: BotManifest, base: str) -> str:
-    """The tag of ``bot``'s image on ``base``: a hash of every file of its directory."""
+def bot_image_tag(bot: BotManifest, base: str, sources: Sequence[str] = ()) -> str:
+    """The tag of ``bot``'s image on ``base``: a hash of every file of its directory.
+
+    ``sources`` are the ids of the images its Dockerfile builds ``FROM`` (other than
+    ``base``, see :func:`from_images`), so that a rebuilt one makes a new tag.
+    """
     h = hashlib.sha256()
     h.update(f"{_RECIPE}\0{base}\0{bot.command!r}\0".encode())
+    for source in sources:
+        h.update(f"from\0{source}\0".encode())
     _hash_tree(h, bot.path)
     return f"{_bot_repo(bot)}:{h.hexdigest()[:16]}"
+
+
+_FROM = re.compile(r"^\s*FROM\s+(?:--\S+\s+)*(\S+)(?:\s+AS\s+(\S+))?", re.IGNORECASE | re.MULTILINE)
+
+
+def from_images(dockerfile: str) -> list[str]:
+    """The images a Dockerfile builds ``FROM``, in order: not its own stages, not ``$ARG`` ones.
+
+    An image named through a build argument (``FROM ${BASE}``) is the arena's base, already
+    in the tag; a stage named earlier (``FROM builder``) is built from the same file.
+    """
+    stages: set[str] = set()
+    out = []
+    for ref, alias in _FROM.findall(dockerfile):
+        if "$" not in ref and ref.lower() not in stages and ref.lower() != "scratch":
+            out.append(ref)
+        if alias:
+            stages.add(alias.lower())
+    return out
 
 
 def ensure_bot_image(
@@ -534,7 +560,14 @@ def ensure_bot_image(
             the image declares a volume.
     """
     t0 = time.perf_counter()
-    tag = bot_image_tag(manifest, base)
+    recipe = manifest.path / "Dockerfile"
+    refs = from_images(recipe.read_text(encoding="utf-8")) if recipe.is_file() else []
+    # A rebuilt FROM image has a new id: the bot's image is built again on it.
+    sources = []
+    for ref in refs:
+        found = _image(client, ref)
+        sources.append(f"{ref}@{found.id if found is not None else '-'}")
+    tag = bot_image_tag(manifest, base, sources)
     cached = _image(client, tag)
     if cached is not None:
         _refuse_volumes(cached, manifest)

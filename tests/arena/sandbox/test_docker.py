@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -22,7 +23,7 @@ from arena._ladder import LadderSpec, run_ladder
 from arena._runner import FaultKind, MatchCancelled, run_match
 from arena.sandbox import ProcessSandbox, SandboxKind, SandboxLimits, choose_sandbox
 from arena.sandbox._docker import LABEL, DockerSandbox, _remove, docker_available
-from arena.sandbox._images import ensure_base_image, ensure_bot_image
+from arena.sandbox._images import ensure_base_image, ensure_bot_image, from_images
 from flipflop import BotClient, MatchConfig, read_manifest
 
 if TYPE_CHECKING:
@@ -437,3 +438,51 @@ def test_a_removed_container_takes_its_volumes_with_it(box: DockerSandbox, tmp_p
     assert mounted  # Docker made an anonymous volume for /data
     _remove(container)
     assert not [v for v in box.client.volumes.list() if v.name in mounted]
+
+
+def test_from_images_are_the_images_a_dockerfile_builds_on() -> None:
+    """Not the arena's base (a build argument), not its own stages, not scratch."""
+    assert [] == from_images("ARG BASE=flipflop-base:latest\nFROM ${BASE}\nCOPY . /bot\n")
+    multi = "FROM golang:1.22 AS build\nRUN go build\nFROM build AS test\nFROM scratch\n"
+    assert ["golang:1.22"] == from_images(multi)
+    assert ["node:20-slim"] == from_images("FROM --platform=linux/amd64 node:20-slim\n")
+    assert ["alpine", "debian"] == from_images("from alpine as b\n  FROM debian\n")
+
+
+@pytest.mark.docker
+def test_a_rebuilt_from_image_rebuilds_the_bot_image(box: DockerSandbox, tmp_path: Path) -> None:
+    """A Dockerfile ``FROM`` an image the arena did not build: its id is in the bot's tag.
+
+    So rebuilding that image is picked up (issue 14: it used to be ignored).
+    """
+    client = box.client
+    base = ensure_base_image(client, QUIET)
+    source = "flipflop-test-from:latest"
+    bot = tmp_path / "onfrom"
+    shutil.copytree(REPO / "bots" / "random", bot, ignore=shutil.ignore_patterns("__pycache__"))
+    (bot / "bot.toml").write_text(
+        (bot / "bot.toml").read_text().replace('name = "random"', 'name = "onfrom"')
+    )
+    (bot / "Dockerfile").write_text(
+        f"FROM {source}\nCOPY . /bot\nWORKDIR /bot\nUSER 65534:65534\n"
+        'ENTRYPOINT ["python3", "bot.py"]\n'
+    )
+    manifest = read_manifest(bot)
+    made: list[str] = []
+    try:
+        client.images.get(base).tag("flipflop-test-from", "latest")
+        first = ensure_bot_image(client, manifest, base, QUIET)
+        assert first == ensure_bot_image(client, manifest, base, QUIET)  # cached
+        context = tmp_path / "ctx"
+        context.mkdir()
+        (context / "Dockerfile").write_text(f"FROM {base}\nLABEL rebuilt=yes\n")
+        image, _ = client.images.build(path=str(context), tag=source, rm=True)
+        made.append(str(image.id))
+        second = ensure_bot_image(client, manifest, base, QUIET)
+        assert first != second
+        assert "yes" == client.images.get(second).labels.get("rebuilt")
+        made += [first, second]
+    finally:
+        for ref in [source, *made]:
+            with contextlib.suppress(Exception):
+                client.images.remove(ref, force=True)
