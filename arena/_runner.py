@@ -321,12 +321,8 @@ class _Match:
         error: tuple[FaultKind, str] | None = None
         try:
             s.client.hand_ended(self.match_id, result, timeout=self._notice_s(s))
-        except BotCrashed as e:
-            error = (FaultKind.CRASH, f"hand_ended: {e}")
-        except BotTimeout as e:
-            error = (FaultKind.TIMEOUT, f"hand_ended: {e}")
         except BotError as e:
-            error = (FaultKind.PROTOCOL, f"hand_ended: {e}")
+            error = (_fault_kind(e), f"hand_ended: {e}")
         ms = self._charge(s, t0)
         if error is None and s.bank_ms < 0:
             error = (FaultKind.TIMEOUT, f"hand_ended: took {ms:.0f} ms with the time bank spent")
@@ -365,12 +361,9 @@ class _Match:
             )
             actions, note = decision.actions, decision.note
             error: tuple[FaultKind, str] | None = None
-        except BotTimeout as e:
-            actions, note, error = [], "", (FaultKind.TIMEOUT, str(e) or "deadline exceeded")
-        except BotCrashed as e:
-            actions, note, error = [], "", (FaultKind.CRASH, str(e) or "connection lost")
         except BotError as e:
-            actions, note, error = [], "", (FaultKind.PROTOCOL, str(e))
+            kind = _fault_kind(e)
+            actions, note, error = [], "", (kind, str(e) or _SILENT[kind])
         ms = (time.perf_counter() - t0) * 1000
         s.decisions += 1
         s.think_ms += ms
@@ -477,6 +470,22 @@ class _Match:
             luck=tuple(round(x, 6) for x in luck_places(st)),
         )
 
+
+def _fault_kind(e: BotError) -> FaultKind:
+    """The fault a failed call is: no answer in time, the bot gone, or a broken answer."""
+    if isinstance(e, BotTimeout):
+        return FaultKind.TIMEOUT
+    if isinstance(e, BotCrashed):
+        return FaultKind.CRASH
+    return FaultKind.PROTOCOL
+
+
+_SILENT = {
+    FaultKind.TIMEOUT: "deadline exceeded",
+    FaultKind.CRASH: "connection lost",
+    FaultKind.PROTOCOL: "",
+}
+"""A decision fault's detail when the error says nothing."""
 
 _ENDED_WITHIN_S = 2.0
 """How long a crash's fault waits for the bot's exit status (a container's takes a moment)."""

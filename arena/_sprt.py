@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import statistics
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -141,12 +142,10 @@ def sprt_llr(diffs: Sequence[float], delta: float) -> float:
     Gaussian with the sample variance of ``diffs`` (floored at a thousandth of ``delta²``, so
     that identical differences do not divide by zero); 0 with fewer than two.
     """
-    n = len(diffs)
-    if n < 2:
+    if len(diffs) < 2:
         return 0.0
-    mean = sum(diffs) / n
-    var = max(sum((d - mean) ** 2 for d in diffs) / (n - 1), delta * delta / 1000)
-    return -(delta / var) * (sum(diffs) + n * delta / 2)
+    var = max(statistics.variance(diffs), delta * delta / 1000)
+    return -(delta / var) * (sum(diffs) + len(diffs) * delta / 2)
 
 
 def _set_plan(spec: LadderSpec, sprt: SprtSpec, s: int) -> list[PlannedMatch]:
@@ -205,7 +204,8 @@ def run_sprt(
         "sprt": dataclasses.asdict(sprt),
         "plan": [],
     }
-    _write_atomic(out / "ladder.json", _json(meta))  # so that `arena logs` finds the run
+    # Written now, so that `arena logs` finds the run; again at the end, with the plan.
+    _write_atomic(out / "ladder.json", json.dumps(meta, indent=1) + "\n")
     played: list[PlannedMatch] = []
     cancel = cancel or threading.Event()
     diffs: list[float] = []
@@ -246,13 +246,13 @@ def run_sprt(
                     break
         interrupted = cancel.is_set()  # leaving the pool sets it
     meta["plan"] = [dataclasses.asdict(p) for p in played]
-    _write_atomic(out / "ladder.json", _json(meta))
+    _write_atomic(out / "ladder.json", json.dumps(meta, indent=1) + "\n")
     tally = tally_results(out / "matches.jsonl")
     if tally.standings:
         write_standings(tally.standings, out)
     n = len(diffs)
-    mean = sum(diffs) / n if n else 0.0
-    sd = math.sqrt(sum((d - mean) ** 2 for d in diffs) / (n - 1)) if n > 1 else 0.0
+    mean = statistics.fmean(diffs) if n else 0.0
+    sd = statistics.stdev(diffs) if n > 1 else 0.0
     ladder = LadderResult(
         tally=tally,
         planned=len(played),
@@ -262,7 +262,3 @@ def run_sprt(
         starts=pool.starts,
     )
     return SprtResult(decision, n, matches, mean, sd, llr, ladder)
-
-
-def _json(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=1) + "\n"
