@@ -7,7 +7,9 @@ Hierarchy::
     │   └── SandboxUnavailable  the requested kind of sandbox does not exist here (no Docker)
     ├── PlanError               ladder parameters that cannot be planned, or a --resume that
     │                           does not match the run it resumes
-    └── ResultsError            an output directory that cannot be read or written
+    ├── ResultsError            an output directory that cannot be read or written
+    └── LeagueError             a league request refused or failed; its subclasses, each
+                                with an HTTP ``status_code``, are in ``arena/league/_errors.py``
 
 Bot misbehaviour during a match is not an exception: the match runner records it as a
 :class:`arena.Fault` and plays on (see ``docs/arena.md``).
@@ -15,7 +17,14 @@ Bot misbehaviour during a match is not an exception: the match runner records it
 
 from __future__ import annotations
 
-__all__ = ["ArenaError", "PlanError", "ResultsError", "SandboxError", "SandboxUnavailable"]
+__all__ = [
+    "ArenaError",
+    "LeagueError",
+    "PlanError",
+    "ResultsError",
+    "SandboxError",
+    "SandboxUnavailable",
+]
 
 
 class ArenaError(Exception):
@@ -36,3 +45,9 @@ class PlanError(ArenaError):
 
 class ResultsError(ArenaError):
     """An output directory that cannot be read or written."""
+
+
+class LeagueError(ArenaError):
+    """Root of the league's errors; ``status_code`` is the HTTP status the API answers with."""
+
+    status_code: int = 400

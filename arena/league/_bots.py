@@ -1,0 +1,231 @@
+"""Bots and their versions, and the validation steps a version goes through.
+
+A bot belongs to one user and has a name unique in the league. Every accepted submission
+is a new :class:`BotVersion`, numbered from 1, holding the hash of its source archive in
+the artifact store; at most one version of a bot is ``active`` at a time (a partial unique
+index says so to the database itself).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+
+from sqlalchemy import (
+    CHAR,
+    Boolean,
+    Enum,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    select,
+)
+from sqlalchemy import text as sa_text
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+from arena.league._accounts import User
+from arena.league._db import Base, UtcDateTime, enum_values, utcnow
+from arena.league._errors import Conflict, NotFound
+
+__all__ = [
+    "DEFAULT_MU",
+    "DEFAULT_SIGMA",
+    "Bot",
+    "BotInfo",
+    "BotVersion",
+    "StepKind",
+    "StepOutcome",
+    "ValidationStep",
+    "VersionStatus",
+    "create_bot",
+    "disable_bot",
+    "inherited_rating",
+]
+
+# openskill's Plackett-Luce defaults, as `arena run` rates bots (arena/_standings.py).
+DEFAULT_MU = 25.0
+DEFAULT_SIGMA = 25.0 / 3.0
+# A new version is a changed bot: its rating starts at its parent's mean, its uncertainty
+# widened by this much (added in quadrature), never beyond a newcomer's.
+VERSION_SIGMA_WIDENING = DEFAULT_SIGMA / 2.0
+
+
+class VersionStatus(StrEnum):
+    """Where a bot version is in its life, from upload to play or refusal."""
+
+    UPLOADED = "uploaded"
+    """Unpacked safely and stored; validation has not started."""
+    BUILDING = "building"
+    """Its image is being built offline in the Docker sandbox."""
+    CHECKING = "checking"
+    """The conformance check is running against it."""
+    VALIDATING = "validating"
+    """It is playing its validation match against the league's house bots."""
+    ACTIVE = "active"
+    """Passed every step and plays in the league; at most one version of a bot is."""
+    RETIRED = "retired"
+    """Passed every step but no longer plays: a newer version, or the owner's choice."""
+    REJECTED = "rejected"
+    """Failed a step; its validation steps say which and why."""
+
+
+class StepKind(StrEnum):
+    """The validation steps of a submitted version, in the order they run."""
+
+    BUILD = "build"
+    """Build the bot's image offline from its runtime's recipe."""
+    CHECK = "check"
+    """Run the conformance check, as ``arena check`` does locally."""
+    MATCH = "match"
+    """Play a validation match against the league's house bots."""
+
+
+class StepOutcome(StrEnum):
+    """How a validation step ended."""
+
+    PASSED = "passed"
+    """The step succeeded; the next one may run."""
+    FAILED = "failed"
+    """The bot failed the step; the version is rejected."""
+    ERROR = "error"
+    """The league failed (not the bot): the step is to be run again, nothing is charged."""
+
+
+def _enum(cls: type[StrEnum], name: str) -> Enum:
+    return Enum(
+        cls,
+        name=name,
+        native_enum=False,
+        length=16,
+        create_constraint=True,
+        values_callable=enum_values,
+    )
+
+
+class Bot(Base):
+    """A bot of one owner; its versions are its submissions."""
+
+    __tablename__ = "bots"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    name: Mapped[str] = mapped_column(String(40), unique=True)
+    disabled: Mapped[bool] = mapped_column(Boolean(), default=False)
+    created: Mapped[dt.datetime] = mapped_column(UtcDateTime())
+
+
+class BotVersion(Base):
+    """One submitted version of a bot: its source, its status and its rating."""
+
+    __tablename__ = "bot_versions"
+    __table_args__ = (
+        UniqueConstraint("bot_id", "number"),
+        # The same bytes submitted again are the same version (an idempotent re-upload).
+        UniqueConstraint("bot_id", "source_sha256"),
+        Index(
+            "uq_bot_versions_one_active",
+            "bot_id",
+            unique=True,
+            sqlite_where=sa_text("status = 'active'"),
+            postgresql_where=sa_text("status = 'active'"),
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    bot_id: Mapped[int] = mapped_column(ForeignKey("bots.id"), index=True)
+    number: Mapped[int] = mapped_column(Integer())
+    status: Mapped[VersionStatus] = mapped_column(_enum(VersionStatus, "version_status"))
+    source_sha256: Mapped[str] = mapped_column(CHAR(64))
+    created: Mapped[dt.datetime] = mapped_column(UtcDateTime())
+    rating_mu: Mapped[float] = mapped_column(Float())
+    rating_sigma: Mapped[float] = mapped_column(Float())
+    parent_id: Mapped[int | None] = mapped_column(ForeignKey("bot_versions.id"))
+
+
+class ValidationStep(Base):
+    """One validation step of a version: when it ran, how it ended, where its log is."""
+
+    __tablename__ = "validation_steps"
+    __table_args__ = (UniqueConstraint("version_id", "step"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id"), index=True)
+    step: Mapped[StepKind] = mapped_column(_enum(StepKind, "step_kind"))
+    outcome: Mapped[StepOutcome | None] = mapped_column(_enum(StepOutcome, "step_outcome"))
+    detail: Mapped[str] = mapped_column(Text(), default="")
+    log_sha256: Mapped[str | None] = mapped_column(CHAR(64))
+    started: Mapped[dt.datetime] = mapped_column(UtcDateTime())
+    finished: Mapped[dt.datetime | None] = mapped_column(UtcDateTime())
+
+
+@dataclass(frozen=True, slots=True)
+class BotInfo:
+    """A bot as the rest of the league sees it.
+
+    Attributes:
+        id: the bot's id.
+        name: its name, unique in the league.
+        owner: its owner's user name.
+        disabled: a disabled bot is not scheduled and takes no submissions.
+        created: when its first version was submitted (UTC).
+    """
+
+    id: int
+    name: str
+    owner: str
+    disabled: bool
+    created: dt.datetime
+
+
+def inherited_rating(parent_mu: float, parent_sigma: float) -> tuple[float, float]:
+    """The starting rating of a new version whose predecessor is rated (mu, sigma).
+
+    The mean is kept; the uncertainty grows by ``VERSION_SIGMA_WIDENING`` in quadrature,
+    capped at a newcomer's ``DEFAULT_SIGMA``: a changed bot is probably near its old self,
+    but its first matches must be able to move it quickly.
+    """
+    sigma = min(math.hypot(parent_sigma, VERSION_SIGMA_WIDENING), DEFAULT_SIGMA)
+    return parent_mu, sigma
+
+
+def create_bot(
+    session: Session, owner: str, name: str, *, now: dt.datetime | None = None
+) -> BotInfo:
+    """Register the bot ``name`` to the user ``owner``.
+
+    Raises:
+        NotFound: no such user.
+        Conflict: the name is taken in this league.
+    """
+    user = session.scalar(select(User).where(User.name == owner))
+    if user is None:
+        raise NotFound(f"no user named {owner!r}")
+    if session.scalar(select(Bot.id).where(Bot.name == name)) is not None:
+        raise Conflict(f"a bot named {name!r} already exists in this league")
+    bot = Bot(owner_id=user.id, name=name, disabled=False, created=now or utcnow())
+    session.add(bot)
+    session.flush()
+    return BotInfo(bot.id, bot.name, user.name, bot.disabled, bot.created)
+
+
+def disable_bot(session: Session, name: str, *, disabled: bool = True) -> BotInfo:
+    """Disable (or enable again) the bot ``name``: it is no longer scheduled.
+
+    Raises:
+        NotFound: no such bot.
+    """
+    row = session.execute(
+        select(Bot, User.name).join(User, Bot.owner_id == User.id).where(Bot.name == name)
+    ).one_or_none()
+    if row is None:
+        raise NotFound(f"no bot named {name!r}")
+    bot, owner = row
+    bot.disabled = disabled
+    session.flush()
+    return BotInfo(bot.id, bot.name, owner, bot.disabled, bot.created)

@@ -1,0 +1,243 @@
+"""Matches: queued → running (under a lease) → finished, exactly once.
+
+A match row is the single source of truth for a match. A worker *claims* a queued match
+with one conditional ``UPDATE … WHERE status = 'queued'``, which sets a lease (its owner and
+an expiry): two workers racing for one match cannot both get it. The result goes in with
+another conditional ``UPDATE … WHERE status = 'running' AND lease_owner = :worker``, so a
+result is recorded at most once, and only by the worker that holds the match. A worker
+that dies leaves its lease to run out; :func:`requeue_expired` then puts the match back in
+the queue, to be played again from scratch. Together: every match is finished exactly once,
+whatever crashes (``docs/league.md``).
+
+The rating update that belongs to a result is written by the caller in the same
+transaction as :func:`finish_match`, and only when it returns True.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import (
+    CHAR,
+    JSON,
+    Enum,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    select,
+    update,
+)
+from sqlalchemy.orm import Mapped, Session, mapped_column
+
+from arena.league._db import Base, UtcDateTime, enum_values, utcnow
+from arena.league._errors import LeagueError
+
+__all__ = [
+    "ClaimedMatch",
+    "Match",
+    "MatchSeat",
+    "MatchStatus",
+    "claim_match",
+    "enqueue_match",
+    "finish_match",
+    "renew_lease",
+    "requeue_expired",
+]
+
+
+class MatchStatus(StrEnum):
+    """Where a match is in its life."""
+
+    QUEUED = "queued"
+    """Waiting for a worker: new, or put back after a lease ran out."""
+    RUNNING = "running"
+    """Claimed by a worker whose lease (owner, expiry) is on the row."""
+    FINISHED = "finished"
+    """Its result is recorded; it never changes again."""
+
+
+class Match(Base):
+    """One match between bot versions: its state, its lease and, once finished, its result."""
+
+    __tablename__ = "matches"
+    __table_args__ = (Index("ix_matches_status_lease_expires", "status", "lease_expires"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    status: Mapped[MatchStatus] = mapped_column(
+        Enum(
+            MatchStatus,
+            name="match_status",
+            native_enum=False,
+            length=16,
+            create_constraint=True,
+            values_callable=enum_values,
+        )
+    )
+    lease_owner: Mapped[str | None] = mapped_column(String(128))
+    lease_expires: Mapped[dt.datetime | None] = mapped_column(UtcDateTime())
+    attempts: Mapped[int] = mapped_column(Integer(), default=0)
+    created: Mapped[dt.datetime] = mapped_column(UtcDateTime())
+    finished_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime())
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSON())
+    replay_sha256: Mapped[str | None] = mapped_column(CHAR(64))
+
+
+class MatchSeat(Base):
+    """Which bot version sits at which seat of a match."""
+
+    __tablename__ = "match_seats"
+
+    match_id: Mapped[int] = mapped_column(
+        ForeignKey("matches.id", ondelete="CASCADE"), primary_key=True
+    )
+    seat: Mapped[int] = mapped_column(Integer(), primary_key=True)
+    version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id"), index=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedMatch:
+    """A match a worker now holds.
+
+    Attributes:
+        id: the match.
+        attempt: 1 the first time it is played, more after leases ran out.
+        seats: the bot version at each seat, seat 0 first.
+        lease_expires: when the match goes back to the queue unless renewed or finished.
+    """
+
+    id: int
+    attempt: int
+    seats: tuple[int, ...]
+    lease_expires: dt.datetime
+
+
+def enqueue_match(session: Session, seats: Sequence[int], *, now: dt.datetime | None = None) -> int:
+    """Queue a match of the versions ``seats`` (seat 0 first); return its id.
+
+    Raises:
+        LeagueError: fewer than 2 seats, or a version seated twice.
+    """
+    if len(seats) < 2 or len(set(seats)) != len(seats):
+        raise LeagueError(f"a match needs 2 or more different versions (got {list(seats)})")
+    match = Match(status=MatchStatus.QUEUED, attempts=0, created=now or utcnow())
+    session.add(match)
+    session.flush()
+    session.add_all(MatchSeat(match_id=match.id, seat=i, version_id=v) for i, v in enumerate(seats))
+    session.flush()
+    return match.id
+
+
+def claim_match(
+    session: Session, worker: str, lease: dt.timedelta, *, now: dt.datetime | None = None
+) -> ClaimedMatch | None:
+    """Claim the oldest queued match for ``worker`` with a lease of ``lease``; None if none.
+
+    One statement picks and claims: ``UPDATE … WHERE id = (the oldest queued) AND status =
+    'queued'``. On PostgreSQL the inner select skips rows another claim has locked
+    (``FOR UPDATE SKIP LOCKED``), so concurrent workers take different matches without
+    waiting for each other; SQLite runs one writing transaction at a time. Commit soon
+    after: until then the claim holds its row lock (or SQLite's write lock).
+    """
+    now = now or utcnow()
+    expires = now + lease
+    oldest = (
+        select(Match.id)
+        .where(Match.status == MatchStatus.QUEUED)
+        .order_by(Match.id)
+        .limit(1)
+        .with_for_update(skip_locked=True)
+        .scalar_subquery()
+    )
+    claimed = session.execute(
+        update(Match)
+        .where(Match.id == oldest, Match.status == MatchStatus.QUEUED)
+        .values(
+            status=MatchStatus.RUNNING,
+            lease_owner=worker,
+            lease_expires=expires,
+            attempts=Match.attempts + 1,
+        )
+        .returning(Match.id, Match.attempts)
+    ).one_or_none()
+    if claimed is None:
+        return None
+    match_id, attempt = claimed
+    seats = session.scalars(
+        select(MatchSeat.version_id).where(MatchSeat.match_id == match_id).order_by(MatchSeat.seat)
+    ).all()
+    return ClaimedMatch(match_id, attempt, tuple(seats), expires)
+
+
+def renew_lease(
+    session: Session,
+    match_id: int,
+    worker: str,
+    lease: dt.timedelta,
+    *,
+    now: dt.datetime | None = None,
+) -> bool:
+    """Extend ``worker``'s lease on a running match; False if it no longer holds it."""
+    now = now or utcnow()
+    renewed = session.execute(
+        update(Match)
+        .where(
+            Match.id == match_id,
+            Match.status == MatchStatus.RUNNING,
+            Match.lease_owner == worker,
+        )
+        .values(lease_expires=now + lease)
+        .returning(Match.id)
+    ).scalar_one_or_none()
+    return renewed is not None
+
+
+def finish_match(
+    session: Session,
+    match_id: int,
+    worker: str,
+    result: Mapping[str, Any],
+    *,
+    replay_sha256: str | None = None,
+    now: dt.datetime | None = None,
+) -> bool:
+    """Record the result of a match ``worker`` holds; False (nothing written) if it does not.
+
+    A worker whose lease ran out and whose match was requeued (or finished by another
+    worker) gets False: its result is discarded and counts nowhere. A lease that ran out
+    but was not yet requeued still belongs to its worker, whose whole match is as good as
+    any other's.
+    """
+    finished = session.execute(
+        update(Match)
+        .where(
+            Match.id == match_id,
+            Match.status == MatchStatus.RUNNING,
+            Match.lease_owner == worker,
+        )
+        .values(
+            status=MatchStatus.FINISHED,
+            lease_owner=None,
+            lease_expires=None,
+            finished_at=now or utcnow(),
+            result=dict(result),
+            replay_sha256=replay_sha256,
+        )
+        .returning(Match.id)
+    ).scalar_one_or_none()
+    return finished is not None
+
+
+def requeue_expired(session: Session, *, now: dt.datetime | None = None) -> list[int]:
+    """Put every running match whose lease has run out back in the queue; return their ids."""
+    requeued = session.scalars(
+        update(Match)
+        .where(Match.status == MatchStatus.RUNNING, Match.lease_expires <= (now or utcnow()))
+        .values(status=MatchStatus.QUEUED, lease_owner=None, lease_expires=None)
+        .returning(Match.id)
+    ).all()
+    return sorted(requeued)

@@ -1,0 +1,1 @@
+"""The league's Alembic migrations; run them with ``arena.league._migrations``."""

@@ -1,0 +1,1 @@
+"""One module per migration, named by date (``alembic.ini``'s ``file_template``)."""
