@@ -38,6 +38,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena._relay import Relay, relay_for
 from arena.sandbox import RunningBot, Sandbox
 from arena.sandbox._base import stop_all
 from flipflop import BotClient, BotManifest
@@ -91,6 +92,8 @@ class BotHost:
         self.sandbox = sandbox
         self.workdir = workdir
         self.reuse = reuse
+        self.relay: Relay | None = relay_for(sandbox)
+        """Guards every instance's connections against frame floods (``arena._relay``)."""
         self.starts = 0
         self._idle: dict[tuple[str, Hashable, int], Seated] = {}
         self._lock = threading.Lock()  # a match's seats start in parallel
@@ -115,7 +118,9 @@ class BotHost:
         with self._lock:
             workdir = self.workdir / f"b{self.starts}"
             self.starts += 1
-        running = self.sandbox.start(bot, workdir, label)
+        running: RunningBot = self.sandbox.start(bot, workdir, label)
+        if self.relay is not None:
+            running = self.relay.guard(running)
         return Seated(key, running, workdir, matches=1)
 
     def give_back(self, seated: Seated, log_to: Path, *, keep: bool) -> None:

@@ -91,6 +91,8 @@ class LadderSpec:
     table_size: int
     seed: int | None = None
     duplicate: bool = True
+    owners_apart: bool = False
+    """No two bots of one ``author`` at a table (the league's rule; docs/security.md)."""
     stake: int = _MATCH_DEFAULTS.stake
     bankroll: int = _MATCH_DEFAULTS.bankroll
     hand_cap: int | None = _MATCH_DEFAULTS.hand_cap
@@ -115,6 +117,7 @@ class LadderSpec:
             table_size=self.table_size,
             seed=tables,
             duplicate=self.duplicate,
+            owners={b.name: b.author for b in self.bots if b.author} if self.owners_apart else None,
         )
 
     def identity(self) -> dict[str, Any]:
@@ -129,6 +132,8 @@ class LadderSpec:
             "duplicate": self.duplicate,
             "config": self.config().to_dict(),
             "clock": dataclasses.asdict(self.clock),
+            # Only when set, so that a run saved before the option existed still resumes.
+            **({"owners_apart": True} if self.owners_apart else {}),
         }
 
     @classmethod
@@ -152,6 +157,7 @@ class LadderSpec:
                 table_size=int(saved["table_size"]),
                 seed=saved["seed"],
                 duplicate=bool(saved["duplicate"]),
+                owners_apart=bool(saved.get("owners_apart", False)),
                 stake=int(config["stake"]),
                 bankroll=int(config["bankroll"]),
                 hand_cap=config["hand_cap"],
@@ -167,6 +173,7 @@ OPTION_NAMES = {
     "table_size": "--table-size",
     "seed": "--seed",
     "duplicate": "--duplicate/--no-duplicate",
+    "owners_apart": "--owners-apart",
     "config": "--stake, --bankroll or --hand-cap",
     "clock": "--decision-ms or --time-bank-ms",
 }

@@ -15,6 +15,11 @@ run's secret deal key (``arena._deal.match_seed(key, group)``), so a plan is no 
   matches is rounded up to whole rotations. Without duplicate deals every match is a group
   of its own, with a shuffled seat order.
 
+- **Owners apart** (optional): given each bot's owner, no table seats two bots of one owner
+  (the league's rule: two bots of one author could pass each other hidden cards through their
+  timing, docs/security.md). Tables are then chosen among those the rule allows, with the
+  same balance; a plan that cannot keep them apart is refused.
+
 ``plan_spread`` measures how even a plan is: matches per bot, and tables shared per pair.
 """
 
@@ -24,7 +29,7 @@ import itertools
 import math
 import random
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from arena._errors import PlanError
@@ -35,6 +40,11 @@ __all__ = ["PlanSpread", "PlannedMatch", "plan_ladder", "plan_spread"]
 # nearly always met no one at the table, so the search stops at once; the cap bounds the work
 # where meetings are dense. A level with this many bots or fewer left is searched in full.
 _CANDIDATES = 32
+# What a seat next to a bot of the same owner costs: more than any count of meetings.
+_APART = 1 << 40
+# Plans tried (each with its own random stream) before owners are declared impossible to keep
+# apart: the balanced chooser is greedy, so a rare draw can corner it.
+_ATTEMPTS = 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,8 +148,12 @@ class _Balanced:
     to this table and the bots it leaves to sit together at the next.
     """
 
-    def __init__(self, n: int, k: int, rng: random.Random) -> None:
+    def __init__(
+        self, n: int, k: int, rng: random.Random, apart: frozenset[int] = frozenset()
+    ) -> None:
         self.n, self.k, self.rng = n, k, rng
+        self.apart = apart
+        """Pair keys of bots that must not share a table (one owner's)."""
         self.low = list(range(n))
         rng.shuffle(self.low)
         self.high: list[int] = []
@@ -179,7 +193,10 @@ class _Balanced:
 
     def _cost(self, bot: int, table: Sequence[int]) -> int:
         met, n = self.met, self.n
-        return sum(met.get(bot * n + t if bot < t else t * n + bot, 0) for t in table)
+        cost = sum(met.get(bot * n + t if bot < t else t * n + bot, 0) for t in table)
+        if self.apart:
+            cost += _APART * sum(self._key(bot, t) in self.apart for t in table)
+        return cost
 
     def _pick(self, table: Sequence[int]) -> int:
         """Take from ``low`` the bot that has met ``table`` least (among those scored)."""
@@ -201,6 +218,11 @@ class _Balanced:
                     best, least = j, cost
                     if cost <= bound:
                         break
+            if least >= _APART:  # every bot scored shares an owner at the table: look at all
+                for j in range(size):
+                    cost = self._cost(low[j], table)
+                    if cost < least:
+                        best, least = j, cost
         bot = low[best]
         low[best] = low[-1]
         low.pop()
@@ -235,7 +257,13 @@ class _Balanced:
         """
         low, k = self.low, self.k
         size = len(low)
-        cost = [[self.met.get(self._key(a, b), 0) for b in low] for a in low]
+        cost = [
+            [
+                self.met.get(self._key(a, b), 0) + _APART * (self._key(a, b) in self.apart)
+                for b in low
+            ]
+            for a in low
+        ]
         if size == k or not any(map(any, cost)):
             chosen: Sequence[int] = range(k)
         else:
@@ -269,28 +297,93 @@ class _Balanced:
             self.floor += 1
 
 
-def _tables(bots: Sequence[str], k: int, count: int, rng: random.Random) -> list[tuple[str, ...]]:
-    """``count`` tables of ``k`` bots: all combinations in turn if affordable, else balanced."""
-    every = math.comb(len(bots), k)
+def _tables(
+    bots: Sequence[str],
+    k: int,
+    count: int,
+    rng: random.Random,
+    seed: int,
+    owners: Mapping[str, str],
+) -> list[tuple[str, ...]]:
+    """``count`` tables of ``k`` bots: all combinations in turn if affordable, else balanced.
+
+    With ``owners``, only tables whose bots all have different owners (a retry draws from a
+    stream of its own, made from ``seed``).
+    """
+    if not owners:
+        return _chosen(bots, k, count, rng, frozenset())
+    owner = [owners.get(b, f"\0{b}") for b in bots]  # a bot with no owner is its own
+    n = len(bots)
+    apart = frozenset(
+        a * n + b for a, b in itertools.combinations(range(n), 2) if owner[a] == owner[b]
+    )
+    for attempt in range(_ATTEMPTS):
+        if attempt:
+            rng = random.Random(f"arena:{seed}:tables:{attempt}")
+        out = _chosen(bots, k, count, rng, apart)
+        index = {b: i for i, b in enumerate(bots)}
+        if all(
+            index[a] * n + index[b] not in apart
+            for t in out
+            for a, b in itertools.combinations(sorted(t, key=index.__getitem__), 2)
+        ):
+            return out
+    raise PlanError(
+        f"cannot keep each owner's bots at separate tables of {k} with this plan: "
+        "add bots of other owners, or use smaller tables"
+    )
+
+
+def _chosen(
+    bots: Sequence[str], k: int, count: int, rng: random.Random, apart: frozenset[int]
+) -> list[tuple[str, ...]]:
+    n = len(bots)
+    allowed = (
+        [
+            t
+            for t in itertools.combinations(range(n), k)
+            if not any(a * n + b in apart for a, b in itertools.combinations(t, 2))
+        ]
+        if apart and math.comb(n, k) <= count
+        else []
+    )
+    every = len(allowed) if apart else math.comb(n, k)
     out: list[tuple[str, ...]] = []
-    if count >= every:  # affordable: at most ``count`` combinations are built
-        out = list(itertools.combinations(bots, k)) * (count // every)
+    if count >= every > 0:  # affordable: at most ``count`` combinations are built
+        combos = allowed if apart else list(itertools.combinations(range(n), k))
+        out = [tuple(bots[i] for i in t) for t in combos] * (count // every)
         count %= every
     if count:
-        chooser = _Balanced(len(bots), k, rng)
+        chooser = _Balanced(n, k, rng, apart)
         for _ in range(count):
             out.append(tuple(bots[i] for i in sorted(chooser.table())))
     return out
 
 
 def plan_ladder(
-    bots: Sequence[str], *, matches: int, table_size: int, seed: int, duplicate: bool = True
+    bots: Sequence[str],
+    *,
+    matches: int,
+    table_size: int,
+    seed: int,
+    duplicate: bool = True,
+    owners: Mapping[str, str] | None = None,
 ) -> list[PlannedMatch]:
     """Plan a round-robin ladder (see the module docstring).
 
+    Args:
+        bots: the bots' names.
+        matches: how many matches (rounded up to whole rotations with duplicate deals).
+        table_size: seats per table.
+        seed: the plan's seed (not the deals': those come from the run's secret key).
+        duplicate: play each table's deal in every seat rotation.
+        owners: each bot's owner; when given, no table seats two bots of one owner (bots
+            missing from it are owners of their own).
+
     Raises:
         PlanError: fewer than 3 bots, a table size outside 3..5 or above the number of bots,
-            duplicate names, or fewer than one match.
+            duplicate names, fewer than one match, or owners that cannot be kept apart
+            (fewer owners than seats at a table).
     """
     if len(set(bots)) != len(bots):
         raise PlanError(f"each bot may appear once in a ladder: {', '.join(bots)}")
@@ -302,17 +395,24 @@ def plan_ladder(
         )
     if matches < 1:
         raise PlanError(f"--matches must be at least 1, got {matches}")
+    owners = {b: o for b, o in (owners or {}).items() if b in set(bots)}
+    distinct = len({owners.get(b, f"\0{b}") for b in bots})
+    if distinct < table_size:
+        raise PlanError(
+            f"a table of {table_size} with each owner's bots apart needs bots of at least "
+            f"{table_size} owners, got {distinct}"
+        )
     rng = random.Random(f"arena:{seed}:tables")
     out: list[PlannedMatch] = []
     if duplicate:
         groups = math.ceil(matches / table_size)
-        for g, table in enumerate(_tables(bots, table_size, groups, rng)):
+        for g, table in enumerate(_tables(bots, table_size, groups, rng, seed, owners)):
             for r in range(table_size):
                 seats = tuple(table[(i + r) % table_size] for i in range(table_size))
                 i = len(out)
                 out.append(PlannedMatch(i, f"m{i:05d}", g, seats))
     else:
-        for g, table in enumerate(_tables(bots, table_size, matches, rng)):
+        for g, table in enumerate(_tables(bots, table_size, matches, rng, seed, owners)):
             order = list(table)
             rng.shuffle(order)  # plain deals: a random seat order per match
             out.append(PlannedMatch(g, f"m{g:05d}", g, tuple(order)))

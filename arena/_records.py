@@ -31,6 +31,7 @@ from arena._standings import BotStanding, MatchOutcome, StandingsBuilder
 __all__ = [
     "ResultsTally",
     "StartsTally",
+    "fault_label",
     "iter_latest_records",
     "outcome_of",
     "record_status",
@@ -204,6 +205,16 @@ class StartsTally:
         return {b: why for b, why in sorted(self.tried.items()) if b not in self.started}
 
 
+def fault_label(kind: str, detail: str) -> str:
+    """How a fault is counted in the summary: its kind, or ``crash (out of memory)``.
+
+    A crash whose detail starts ``out of memory:`` was an out-of-memory kill (issue 15).
+    """
+    if kind == "crash" and detail.startswith("out of memory:"):
+        return "crash (out of memory)"
+    return kind
+
+
 def tally_results(path: Path) -> ResultsTally:
     """The standings and summary totals of the results file ``path``, streamed.
 
@@ -234,7 +245,8 @@ def tally_results(path: Path) -> ResultsTally:
             by_cap += bool(rec["by_cap"])
         for fault in rec.get("faults", ()):
             kinds = faults.setdefault(fault["bot"], {})
-            kinds[fault["kind"]] = kinds.get(fault["kind"], 0) + 1
+            label = fault_label(fault["kind"], fault.get("detail", ""))
+            kinds[label] = kinds.get(label, 0) + 1
         for seat in rec.get("seats", ()):
             forfeits[seat["bot"]] = forfeits.get(seat["bot"], 0) + bool(seat["forfeited"])
     failed = starts.result()

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 
+from arena import __version__ as _ARENA_VERSION
 from arena._errors import SandboxError
 from arena._hosts import BotHost, Seated
 from arena._luck import luck_places
@@ -81,6 +82,12 @@ class FaultKind(Enum):
 
 NOTICE_FLOOR_MS = 50
 """The shortest deadline a notice gets, once a seat's time bank is spent (ms)."""
+WALL_DEADLINES = 60
+"""Decision deadlines of grace in the default wall-clock cap per bot and match
+(:meth:`TimeControl.seat_wall_ms`), on top of its time bank."""
+WALL_SHARE = 0.5
+"""The share of a decision deadline the default wall-clock cap grows by per decision: over a
+match a bot may wait the arena, on average, half its deadline per decision (after the grace)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,12 +101,38 @@ class TimeControl:
         notify_ms: deadline for start-of-match, end-of-hand and end-of-match notices. Their
             time is taken from the seat's time bank too, and a notice's deadline is never more
             than what is left of it (at least ``NOTICE_FLOOR_MS``).
+        wall_factor: where the bot's CPU time is known, a decision is charged that CPU time
+            (``decision_ms`` and the bank are CPU time), and its wall-clock backstop is this
+            many times its CPU budget, plus ``wall_margin_ms``: past that it is a TIMEOUT
+            whatever CPU it used. Keep it above ``1 / limits.cpus``.
+        wall_margin_ms: added to every wall-clock backstop (round trip and wake-up latency).
     """
 
     decision_ms: int = 1000
     time_bank_ms: int = 30_000
     max_strikes: int = 3
     notify_ms: int = 2000
+    wall_factor: float = 3.0
+    wall_margin_ms: int = 250
+    wall_ms: int | None = None
+    """Per-match wall-clock cap per bot: how long the runner may wait on one seat's bot in a
+    match, its decisions and end-of-hand notices together. Past it the seat is forfeited (a
+    TIMEOUT fault naming the cap) and plays the default. None: the default of
+    :meth:`seat_wall_ms`, which grows with the decisions made."""
+
+    def seat_wall_ms(self, decisions: int = 0) -> float:
+        """The wall-clock cap per bot and match in force once it has made ``decisions``.
+
+        ``wall_ms`` when set; otherwise ``time_bank_ms + (WALL_DEADLINES + WALL_SHARE *
+        decisions) * decision_ms``. A cap that grows with the match keeps long honest matches
+        (up to 500 hands) safe, while a bot that answers every decision just in time (or, under
+        the CPU-time clock, sleeps: sleeping costs no CPU) is forfeited once its waits pass
+        half a deadline per decision on average, beyond its bank and the grace.
+        """
+        if self.wall_ms is not None:
+            return float(self.wall_ms)
+        grace = WALL_DEADLINES + WALL_SHARE * decisions
+        return self.time_bank_ms + grace * self.decision_ms
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +153,8 @@ class SeatReport:
 
     ``started``: it passed its start. ``protocol``: the version its handshake said ("" if
     none). ``streamed``: its decisions went on a DecideStream (protocol 1.2), not one Decide
-    call each.
+    call each. ``think_ms``: the wall time of its decisions; ``cpu_ms``: the CPU time its
+    cgroup used during them, what it was charged (None: not known, it was charged wall time).
     """
 
     seat: int
@@ -135,6 +169,7 @@ class SeatReport:
     dropped_log_bytes: int
     protocol: str = ""
     streamed: bool = False
+    cpu_ms: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,10 +213,16 @@ class _Seat:
     forfeited: bool = False
     decisions: int = 0
     think_ms: float = 0.0
+    cpu_ms: float | None = None
+    """CPU time of its decisions; None while its CPU time is not known (charged wall time)."""
+    last_cpu_ms: float | None = None
+    """The last decision's CPU time, for the replay."""
     started: bool = False
     ended: bool = False
     """It heard the match's end (EndMatch answered): its instance may play on."""
     faults: list[Fault] = field(default_factory=list)
+    waited_ms: float = 0.0
+    """Wall time the runner has waited on it this match (decisions, end-of-hand notices)."""
 
 
 class _Match:
@@ -223,6 +264,11 @@ class _Match:
     def fault(self, s: _Seat, kind: FaultKind, detail: str, forfeit: bool = False) -> str:
         if kind is FaultKind.CRASH and s.seated is not None:
             detail = _how_it_ended(s.seated.bot, detail)
+        elif kind is FaultKind.START and s.seated is not None:
+            # Stopped by the arena while starting (say, for flooding its output): say why.
+            status = s.seated.bot.exit_status()
+            if status and status not in detail:
+                detail = f"{detail} ({status})"
         s.strikes += 1
         if kind in (FaultKind.CRASH, FaultKind.START) or s.strikes >= self.clock.max_strikes:
             forfeit = True
@@ -250,10 +296,11 @@ class _Match:
     def _start_seat(self, s: _Seat) -> None:
         label = f"{self.match_id}-s{s.seat}"
         try:
+            # Above the arena's cap: refused before anything is started.
+            budget = self.sandbox.limits.start_timeout_for(s.manifest)
             seated = self.host.take(s.manifest, self.lineage, self.occurrence[s.seat], label)
             s.seated = seated
             if seated.client is None:  # a new instance: see it serve, then handshake
-                budget = self.sandbox.limits.start_timeout_s
                 client = wait_serving(seated.bot, s.name, budget, self.cancel)
                 seated.client = client
                 # The seat token proves that the process answering is the one started for
@@ -272,9 +319,10 @@ class _Match:
                 self.clock.decision_ms,
                 self.clock.time_bank_ms,
             )
-            t0 = time.perf_counter()
+            seated.bot.cpu_ns()  # finds its cgroup now (a container's: an API call), not later
+            t0, cpu0 = time.perf_counter(), _cpu_ns(s)
             seated.client.start_match(info, timeout=self._notice_s(s))
-            self._charge(s, t0)
+            self._charge(s, t0, cpu0)
             s.started = True
         except (SandboxError, BotError) as e:
             self.fault(s, FaultKind.START, str(e) or type(e).__name__, forfeit=True)
@@ -308,22 +356,47 @@ class _Match:
             result = st.results[reported]
             live = [s for s in self.seats if not s.forfeited and s.client is not None]
             if len(live) == 1:
-                self._hand_ended(live[0], result)
+                self._notice(live[0], result)
             elif live:
-                for _ in self._pool().map(self._hand_ended, live, [result] * len(live)):
+                for _ in self._pool().map(self._notice, live, [result] * len(live)):
                     pass
             reported += 1
         return reported
 
+    def _notice(self, s: _Seat, result: HandResult) -> None:
+        """:meth:`_hand_ended`, its wall time counted against the seat's wall-clock cap."""
+        t0 = time.perf_counter()
+        try:
+            self._hand_ended(s, result)
+        finally:
+            s.waited_ms += (time.perf_counter() - t0) * 1000
+
+    def _over_wall_cap(self, s: _Seat) -> str:
+        """Forfeit ``s`` if the runner has waited on it past its wall-clock cap; the fault text.
+
+        Every decision answered just in time and every notice within its deadline is allowed,
+        yet together they can make a match last for ever: the cap bounds a bot's whole match.
+        """
+        cap = self.clock.seat_wall_ms(s.decisions)
+        if s.forfeited or s.client is None or s.waited_ms < cap:
+            return ""
+        return self.fault(
+            s,
+            FaultKind.TIMEOUT,
+            f"over its wall-clock cap of {cap / 1000:g} s for the match: the arena waited "
+            f"{s.waited_ms / 1000:.1f} s on it",
+            forfeit=True,
+        )
+
     def _hand_ended(self, s: _Seat, result: HandResult) -> None:
         assert s.client is not None
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), _cpu_ns(s)
         error: tuple[FaultKind, str] | None = None
         try:
             s.client.hand_ended(self.match_id, result, timeout=self._notice_s(s))
         except BotError as e:
             error = (_fault_kind(e), f"hand_ended: {e}")
-        ms = self._charge(s, t0)
+        ms = self._charge(s, t0, cpu0)
         if error is None and s.bank_ms < 0:
             error = (FaultKind.TIMEOUT, f"hand_ended: took {ms:.0f} ms with the time bank spent")
         s.bank_ms = max(0.0, s.bank_ms)  # spent, and struck for it: decisions in time stay fine
@@ -334,21 +407,43 @@ class _Match:
         """A notice's deadline in seconds: ``notify_ms``, but no more than the bank left."""
         return max(NOTICE_FLOOR_MS, min(self.clock.notify_ms, s.bank_ms)) / 1000
 
-    def _charge(self, s: _Seat, t0: float) -> float:
-        """Take the time since ``t0`` from the seat's bank (every wait counts); return it, ms."""
+    def _charge(self, s: _Seat, t0: float, cpu0: int | None) -> float:
+        """Take a notice's time, since ``t0``, from the seat's bank; return it, ms.
+
+        Every wait counts: an honest notice needs next to no work, so its wall time is
+        charged, less ``wall_margin_ms`` where the bot's CPU time is known (then at least
+        the CPU it used): a busy neighbour can delay a notice's round trip by that much
+        without making the bot pay for it, while a bot that sleeps on its notices (free
+        under the CPU clock) still pays all but the margin.
+        """
         ms = (time.perf_counter() - t0) * 1000
+        cpu1 = None if cpu0 is None else _cpu_ns(s)
+        if cpu0 is not None and cpu1 is not None:
+            ms = max((cpu1 - cpu0) / 1e6, ms - self.clock.wall_margin_ms)
         s.bank_ms -= ms
         return ms
 
+    def _backstop_ms(self, budget_ms: float) -> float:
+        """The wall-clock limit of a decision whose CPU budget is ``budget_ms``."""
+        return self.clock.wall_factor * budget_ms + self.clock.wall_margin_ms
+
     def decide(self, s: _Seat) -> tuple[str, float | None, str]:
-        """One decision for seat ``s``; returns (note, ms, fault text)."""
+        """One decision for seat ``s``; returns (note, wall ms, fault text).
+
+        Its CPU time (None: unknown) is left in ``s.last_cpu_ms``.
+        """
         st = self.state
+        s.last_cpu_ms = None
         if s.forfeited or s.client is None:
             play_default(st)
             return "", None, "forfeited seat: default play"
         obs = st.observation(s.seat)
         legal = st.legal_actions()
+        # The budget is in charged time: the CPU time of the bot's cgroup where it is known,
+        # so a busy neighbour cannot make it late; the wall clock is then only a backstop.
         budget = self.clock.decision_ms + max(0.0, s.bank_ms)
+        cpu0 = _cpu_ns(s)
+        wall_ms = budget if cpu0 is None else self._backstop_ms(budget)
         t0 = time.perf_counter()
         try:
             decision = s.client.decide(
@@ -357,7 +452,7 @@ class _Match:
                 legal,
                 time_left_ms=int(budget),
                 time_bank_ms=int(max(0.0, s.bank_ms)),
-                timeout=budget / 1000,
+                timeout=wall_ms / 1000,
             )
             actions, note = decision.actions, decision.note
             error: tuple[FaultKind, str] | None = None
@@ -365,12 +460,27 @@ class _Match:
             kind = _fault_kind(e)
             actions, note, error = [], "", (kind, str(e) or _SILENT[kind])
         ms = (time.perf_counter() - t0) * 1000
+        cpu1 = None if cpu0 is None else _cpu_ns(s)
+        cpu_ms = None if cpu0 is None or cpu1 is None else (cpu1 - cpu0) / 1e6
+        charged = ms if cpu_ms is None else cpu_ms
+        if cpu_ms is not None and error is not None and error[0] is FaultKind.TIMEOUT:
+            # No answer within the wall backstop: the whole budget is spent, whatever the CPU.
+            charged = max(charged, budget + 1)
+            error = (
+                FaultKind.TIMEOUT,
+                f"no answer within the wall-clock backstop of {wall_ms:.0f} ms "
+                f"({cpu_ms:.0f} ms of CPU used)",
+            )
         s.decisions += 1
         s.think_ms += ms
-        if ms > self.clock.decision_ms:
-            s.bank_ms -= ms - self.clock.decision_ms
+        s.last_cpu_ms = cpu_ms
+        if cpu_ms is not None:
+            s.cpu_ms = (s.cpu_ms or 0.0) + cpu_ms
+        if charged > self.clock.decision_ms:
+            s.bank_ms -= charged - self.clock.decision_ms
         if error is None and s.bank_ms < 0:
-            error = (FaultKind.TIMEOUT, f"answered after {ms:.0f} ms with the time bank spent")
+            spent = f"{ms:.0f} ms" if cpu_ms is None else f"{cpu_ms:.0f} ms of CPU ({ms:.0f} ms)"
+            error = (FaultKind.TIMEOUT, f"answered after {spent} with the time bank spent")
         fault = ""
         if error is not None:
             fault = self.fault(s, *error)
@@ -413,7 +523,11 @@ class _Match:
                     raise MatchCancelled(self.match_id)
                 s = self.seats[st.to_act]
                 before = len(st.log)
+                capped = self._over_wall_cap(s)
+                waited = time.perf_counter()
                 note, ms, fault = self.decide(s)
+                s.waited_ms += (time.perf_counter() - waited) * 1000
+                fault = capped or fault
                 decisions += 1
                 new = st.log[before:]
                 for i, (hand, seat, action) in enumerate(new):
@@ -423,6 +537,7 @@ class _Match:
                         hand=hand,
                         note=note if i == 0 else "",
                         ms=ms if i == 0 else None,
+                        cpu_ms=s.last_cpu_ms if i == 0 else None,
                         fault=fault if i == len(new) - 1 else "",
                     )
                 writer.sync(st)
@@ -455,6 +570,7 @@ class _Match:
                     started=s.started,
                     decisions=s.decisions,
                     think_ms=round(s.think_ms, 3),
+                    cpu_ms=None if s.cpu_ms is None else round(s.cpu_ms, 3),
                     strikes=s.strikes,
                     forfeited=s.forfeited,
                     log=str(self.log_path(s)) if s.seated is not None else "",
@@ -469,6 +585,11 @@ class _Match:
             replay=str(replay_path),
             luck=tuple(round(x, 6) for x in luck_places(st)),
         )
+
+
+def _cpu_ns(s: _Seat) -> int | None:
+    """The CPU time the seat's bot has used so far (ns); None: not known."""
+    return None if s.seated is None else s.seated.bot.cpu_ns()
 
 
 def _fault_kind(e: BotError) -> FaultKind:
@@ -528,11 +649,12 @@ def wait_serving(
                 bot.stop()  # so that its output is complete before its last lines are read
                 tail = log_tail(bot.log_path)
                 said = f"; its last output: {tail}" if tail else ""
-                raise SandboxError(f"exited while starting ({status}){said}")
+                ended = "cut off" if status.startswith("cut off") else "exited"  # arena/_relay.py
+                raise SandboxError(f"{ended} while starting ({status}){said}")
             if client is None:
                 target = bot.target()
                 if target is not None:
-                    client = BotClient(target, name=name)
+                    client = BotClient(target, name=name, arena_version=_ARENA_VERSION)
             if client is not None:
                 with contextlib.suppress(BotError):
                     if client.health(timeout=0.5):

@@ -1,90 +1,148 @@
-"""``arena new-bot``: a bot directory from a template that passes the conformance check."""
+"""``arena new-bot``: a bot directory, in any language, copied from a template.
+
+A template is a directory ``arena/templates/<language>/`` (one per language: ``python``,
+``node``, ``go``, ``cpp``) whose files are copied into the new bot's directory:
+
+- in every text file, ``__BOT_NAME__`` becomes the bot's name and ``__BOT_CLASS__`` its name in
+  CamelCase followed by ``Bot`` (:func:`class_name`: ``my-bot`` gives ``MyBotBot``);
+- a file named ``*.tmpl`` loses that suffix (a ``package.json`` or ``go.mod`` that would confuse
+  tools if it sat in the arena's own package under its real name);
+- the template's ``bot.toml`` says ``runtime = "<language>"``; no template has a Dockerfile (the
+  arena builds images from its own recipe for each runtime);
+- what building or testing a template in place leaves behind (``node_modules/``, ``gen/``,
+  ``*.o``, the compiled ``bot``, ``__pycache__``) is not copied;
+- a bot in another language than Python gets the protocol's ``.proto`` files in ``proto/``,
+  from ``arena/templates/_proto/``: one copy for every template, checked byte for byte
+  against the repository's ``proto/`` by the tests.
+"""
 
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 from arena._errors import ArenaError
 
-__all__ = ["scaffold_bot"]
+__all__ = [
+    "DEFAULT_LANGUAGE",
+    "TEMPLATES",
+    "build_steps",
+    "class_name",
+    "languages",
+    "scaffold_bot",
+]
 
-_BOT_PY = '''"""{name}: a Game, Flip, Flop bot. Start here and make it smarter.
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+"""Where the templates are: one directory per language."""
+DEFAULT_LANGUAGE = "python"
+NAME_PLACEHOLDER = "__BOT_NAME__"
+CLASS_PLACEHOLDER = "__BOT_CLASS__"
+_TMPL = ".tmpl"
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,39}")
 
-Run it locally:   python3 bot.py --listen unix:/tmp/{name}.sock
-Check it:         arena check .
-Play it:          arena run . random greedy counter
-"""
+PROTOS = TEMPLATES / "_proto"
+"""The .proto files every non-Python template gets in its ``proto/`` directory."""
+_WITH_PROTOS = frozenset({"node", "go", "cpp"})
 
-from collections.abc import Sequence
-
-from flipflop import DRAW_STOCK, DROP, Action, Bot, Observation, best_melds, hand_total, serve
-
-
-class {cls}(Bot):
-    name = "{name}"
-    version = "0.1.0"
-
-    def start_turn(self, obs: Observation, legal: Sequence[Action]) -> Action:
-        """Drop with a hand of 5 or less; otherwise draw from the stock."""
-        return DROP if hand_total(obs.hand) <= 5 else DRAW_STOCK
-
-    def play_turn(self, obs: Observation, legal: Sequence[Action]) -> list[Action]:
-        """Meld the spreads that leave the least, then discard the highest card allowed."""
-        melds, _ = best_melds(obs.hand)
-        left = [c for c in obs.hand if not any(c in m for m in melds)]
-        allowed = [c for c in left if c != obs.drawn_from_discard]  # R-DRAW
-        if left and not allowed:  # only the card just taken would be left: meld less
-            return self.discards(legal)[:1]
-        steps = [Action.meld(m) for m in melds]
-        if allowed:
-            steps.append(Action.discard(max(allowed, key=lambda c: c.value)))
-        return steps
+_BUILD: dict[str, tuple[str, ...]] = {
+    "python": (),
+    "node": ("npm ci",),
+    "go": ("make",),
+    "cpp": ("make",),
+}
+"""The commands that make a new bot runnable, run in its directory, by language. A language
+without an entry is built as its README.md says."""
 
 
-if __name__ == "__main__":
-    serve({cls})  # the class: every match gets its own instance
-'''
-
-_BOT_TOML = """name = "{name}"
-version = "0.1.0"
-description = "A new bot made by arena new-bot."
-command = ["python3", "bot.py"]
-entry = "bot:{cls}"
-"""
-
-_DOCKERFILE = """# Built on a base image holding python3 and the flipflop SDK (docs/sandbox.md).
-ARG BASE=flipflop-base:latest
-FROM ${{BASE}}
-COPY . /bot
-WORKDIR /bot
-USER 65534:65534
-ENTRYPOINT ["python3", "bot.py"]
-"""
-
-_README = """# {name}
-
-A Game, Flip, Flop bot. `bot.py` holds the strategy; `bot.toml` tells the arena how to run it.
-
-- `arena check .` runs the conformance check over gRPC.
-- `arena run . random greedy counter` plays a ladder against the bundled bots.
-"""
+def languages() -> list[str]:
+    """The languages there is a template for, sorted."""
+    if not TEMPLATES.is_dir():
+        return []
+    return sorted(
+        d.name for d in TEMPLATES.iterdir() if d.is_dir() and not d.name.startswith((".", "_"))
+    )
 
 
-def scaffold_bot(name: str, parent: Path) -> Path:
-    """Create ``parent/name`` holding a working bot; refuse to overwrite anything."""
-    if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_-]{0,39}", name):
+def build_steps(language: str) -> tuple[str, ...] | None:
+    """The commands to run in a new bot's directory before it can start (empty: none).
+
+    None when the arena does not know them: the template's README.md says.
+    """
+    return _BUILD.get(language)
+
+
+def class_name(name: str) -> str:
+    """The bot's class name: its name's parts (split at ``-`` and ``_``) in CamelCase + ``Bot``.
+
+    ``alpha`` gives ``AlphaBot``, ``my-bot`` ``MyBotBot``, ``deepThought_2`` ``DeepThought2Bot``.
+    """
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[-_]", name) if part) + "Bot"
+
+
+def _fill(data: bytes, name: str, cls: str) -> bytes:
+    """A file's bytes with the placeholders filled in; binary files are left as they are."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+    return text.replace(NAME_PLACEHOLDER, name).replace(CLASS_PLACEHOLDER, cls).encode("utf-8")
+
+
+_BUILD_DIRS = frozenset({"__pycache__", "node_modules", "gen"})
+"""Directories a template's own build or tests make (left there by whoever built it)."""
+_BUILD_FILES = frozenset({"bot"})
+"""Top-level files a template's build makes: the compiled bot of go and cpp."""
+
+
+def _is_build_output(rel: Path) -> bool:
+    """True for what building or testing a template makes: never copied into a new bot."""
+    return (
+        bool(_BUILD_DIRS.intersection(rel.parts))
+        or rel.suffix in (".o", ".pyc")
+        or (len(rel.parts) == 1 and rel.name in _BUILD_FILES)
+    )
+
+
+def scaffold_bot(name: str, parent: Path, language: str = DEFAULT_LANGUAGE) -> Path:
+    """Create ``parent/name`` from the template for ``language``; refuse to overwrite anything.
+
+    Returns:
+        the new directory.
+
+    Raises:
+        ArenaError: a bad name, a language with no template (the message lists those there
+            are), or ``parent/name`` exists already.
+    """
+    if not _NAME.fullmatch(name):
         raise ArenaError(
             f"bot name {name!r}: use 1-40 letters, digits, '-' or '_', starting with a letter"
         )
+    known = languages()
+    if language not in known:
+        raise ArenaError(
+            f"no template for language {language!r}; known: {', '.join(known) or '(none)'}"
+        )
     target = parent / name
-    if target.exists():
+    if target.exists() or target.is_symlink():
         raise ArenaError(f"{target} already exists; choose another name or remove it")
-    cls = "".join(part.capitalize() for part in re.split(r"[-_]", name) if part) + "Bot"
+    source = TEMPLATES / language
+    cls = class_name(name)
     target.mkdir(parents=True)
-    fields = {"name": name, "cls": cls}
-    (target / "bot.py").write_text(_BOT_PY.format(**fields), encoding="utf-8")
-    (target / "bot.toml").write_text(_BOT_TOML.format(**fields), encoding="utf-8")
-    (target / "Dockerfile").write_text(_DOCKERFILE.format(**fields), encoding="utf-8")
-    (target / "README.md").write_text(_README.format(**fields), encoding="utf-8")
+    files = [(file, file.relative_to(source)) for file in sorted(source.rglob("*"))]
+    if language in _WITH_PROTOS:
+        files += [(f, Path("proto") / f.relative_to(PROTOS)) for f in sorted(PROTOS.rglob("*"))]
+    try:
+        for file, rel in files:
+            if file.is_dir() or _is_build_output(rel):
+                continue
+            out = target / rel
+            if out.name.endswith(_TMPL):
+                out = out.with_name(out.name[: -len(_TMPL)])
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_bytes(_fill(file.read_bytes(), name, cls))
+            shutil.copymode(file, out)
+    except OSError as e:
+        shutil.rmtree(target, ignore_errors=True)
+        raise ArenaError(f"cannot create {target}: {e}") from e
     return target

@@ -18,6 +18,11 @@ Everything else is a ladder's (``arena._ladder``): bots kept up between matches,
 directory and its secret deal key, ``matches.jsonl`` and replays, the standings of what was
 played. A set counts only when all of its matches finished and count (a void match is played
 once more, as in a ladder; a set with a match still void or failed is left out of the test).
+
+``--resume`` continues an interrupted test: the sets are a pure function of the options, so
+the test goes through them again from the first, taking each match's recorded result where
+there is one and playing only what is missing (a match failed by an arena error is played
+again); the sets, the LLR and the decision come out as if it had never stopped.
 """
 
 from __future__ import annotations
@@ -47,11 +52,11 @@ from arena._ladder import (
     _write_atomic,
 )
 from arena._plan import PlannedMatch
-from arena._records import tally_results
+from arena._records import iter_latest_records, tally_results
 from arena._standings import write_standings
 from arena.sandbox import Sandbox
 
-__all__ = ["SprtDecision", "SprtResult", "SprtSpec", "run_sprt", "sprt_llr"]
+__all__ = ["SprtDecision", "SprtResult", "SprtSpec", "run_sprt", "saved_sprt", "sprt_llr"]
 
 
 class SprtDecision(StrEnum):
@@ -174,6 +179,22 @@ def _set_diff(records: Sequence[dict[str, Any]], sprt: SprtSpec) -> float | None
     return sum(diffs) / len(diffs) if diffs else None
 
 
+def saved_sprt(out: Path) -> SprtSpec | None:
+    """The test saved in ``out/ladder.json``; None when the run there is a plain ladder.
+
+    Raises:
+        ResultsError: the file cannot be read, or its test is not one.
+    """
+    try:
+        meta = json.loads((out / "ladder.json").read_text(encoding="utf-8"))
+        saved = meta.get("sprt")
+        return None if saved is None else SprtSpec(**saved)
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError, AttributeError, TypeError) as e:
+        raise ResultsError(f"cannot read the test saved in {out / 'ladder.json'}: {e}") from e
+
+
 def run_sprt(
     spec: LadderSpec,
     sprt: SprtSpec,
@@ -183,21 +204,37 @@ def run_sprt(
     jobs: int = 1,
     cancel: threading.Event | None = None,
     on_set: Callable[[int, float | None, float], None] | None = None,
+    resume: bool = False,
 ) -> SprtResult:
     """Play duplicate sets of ``sprt.a`` and ``sprt.b`` until the test decides.
 
     ``on_set(sets_counted, set_diff, llr)`` is called after each set (``set_diff`` None for
     a set that did not count). Setting ``cancel`` stops after the running set's matches are
-    abandoned; the decision is then ``undecided``.
+    abandoned; the decision is then ``undecided``. ``resume`` continues the test saved in
+    ``out`` (see the module docstring); its options and test must be the saved ones.
 
     Raises:
-        PlanError: the test cannot run with these bots (:meth:`SprtSpec.check`).
+        PlanError: the test cannot run with these bots (:meth:`SprtSpec.check`), or (with
+            ``resume``) ``out`` holds no test, or another one.
         ResultsError: the output cannot be written.
     """
     sprt.check(spec)
     if jobs < 1:
         raise PlanError(f"--jobs must be at least 1, got {jobs}")
-    _, key = _prepare(spec, out, resume=False)
+    if resume:
+        saved = saved_sprt(out)
+        if saved is None:
+            raise PlanError(f"--resume: {out} holds a ladder, not a sequential test")
+        if dataclasses.replace(saved, max_sets=sprt.max_sets) != sprt:  # more sets: fine
+            raise PlanError(
+                f"--resume: the test saved in {out} is {saved.a} against {saved.b} with "
+                f"--delta {saved.delta:g}; give the same, or none at all (--max-sets may "
+                "change)"
+            )
+    attempts, key = _prepare(spec, out, resume=resume)
+    recorded: dict[str, dict[str, Any]] = {}
+    if resume:
+        recorded = {r["match_id"]: r for r in iter_latest_records(out / "matches.jsonl")}
     meta: dict[str, Any] = {
         "identity": spec.identity(),
         "sandbox": sandbox.isolation,
@@ -215,9 +252,12 @@ def run_sprt(
         for s in range(sprt.max_sets):
             plan = _set_plan(spec, sprt, s)
             played += plan
+            # What a resumed test recorded counts as played; the rest is played now.
+            latest = {p.match_id: recorded[p.match_id] for p in plan if p.match_id in recorded}
             for r, p in enumerate(plan):
-                pool.submit(_Job(p, 1, r))
-            latest: dict[str, dict[str, Any]] = {}
+                attempt = attempts.get(p.match_id, 1)
+                if attempt:
+                    pool.submit(_Job(p, attempt, r))
             for done in pool.results():
                 if done.write_error is not None:
                     raise ResultsError(f"{_describe(done.write_error)}; the test stopped")

@@ -14,6 +14,7 @@ import click
 
 from arena import __version__
 from arena.cli._check import check
+from arena.cli._images import images
 from arena.cli._league import league, login
 from arena.cli._logs import logs
 from arena.cli._new_bot import new_bot
@@ -65,5 +66,6 @@ main.add_command(replay)
 main.add_command(logs)
 main.add_command(new_bot)
 main.add_command(check)
+main.add_command(images)
 main.add_command(league)
 main.add_command(login)

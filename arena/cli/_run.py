@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import threading
@@ -19,7 +20,7 @@ from arena._errors import ArenaError, PlanError
 from arena._ladder import LadderResult, LadderSpec, install_interrupt, read_saved, run_ladder
 from arena._plan import PlannedMatch, plan_spread
 from arena._runner import TimeControl
-from arena._sprt import SprtDecision, SprtResult, SprtSpec, run_sprt
+from arena._sprt import SprtDecision, SprtResult, SprtSpec, run_sprt, saved_sprt
 from arena._text import clean
 from arena.cli._errors import ArenaCliError
 from arena.cli._options import sandbox_option, time_options
@@ -106,7 +107,23 @@ def _given(ctx: click.Context, name: str) -> bool:
     default=None,
     help="Matches played at once. [default: CPU cores, at most 2]",
 )
+@click.option(
+    "--trust-dockerfile",
+    is_flag=True,
+    help="Docker sandbox: build each bot from its own Dockerfile instead of the arena's "
+    "recipe for its runtime (still refusing VOLUME, ADD <url> and COPY --from another "
+    "image). For your own bots only: a Dockerfile runs on the Docker daemon's host.",
+)
 @sandbox_option
+@click.option(
+    "--runtime",
+    type=click.Choice(["auto", "runsc", "runc"]),
+    default="auto",
+    show_default=True,
+    help="The Docker sandbox's container runtime: gVisor (runsc: the bot's system calls "
+    "never reach the host's kernel), runc (the host's kernel behind the arena's seccomp "
+    "profile), or runsc when the engine has it and runc otherwise (auto).",
+)
 @time_options
 @click.option(
     "--out",
@@ -125,6 +142,12 @@ def _given(ctx: click.Context, name: str) -> bool:
     default=True,
     show_default=True,
     help="Replay each deck with the seats rotated, to take luck out of the comparison.",
+)
+@click.option(
+    "--owners-apart",
+    is_flag=True,
+    help="Never seat two bots of one author (bot.toml 'author') at a table, as the league "
+    "does: such bots could pass each other hidden cards through their timing.",
 )
 @click.option(
     "--stake", type=click.IntRange(min=1), default=_MATCH_DEFAULTS.stake, show_default=True
@@ -170,12 +193,15 @@ def run(
     table_size: int | None,
     seed: int | None,
     jobs: int | None,
+    trust_dockerfile: bool,
     sandbox: str,
+    runtime: str,
     decision_ms: int,
     time_bank_ms: int,
     out: Path | None,
     resume: bool,
     duplicate: bool,
+    owners_apart: bool,
     stake: int,
     bankroll: int,
     hand_cap: int,
@@ -204,10 +230,6 @@ def run(
     # Wide enough for the table when the output is a file or a pipe, not a terminal.
     console = Console(stderr=False, width=None if sys.stdout.isatty() else 130)
     err = Console(stderr=True, width=None if sys.stderr.isatty() else 130)
-    if sprt is not None and resume:
-        raise click.UsageError(
-            "--sprt cannot --resume yet: start the test again with another --out"
-        )
     try:
         out = out or (_latest_run() if resume else _new_run_dir())
         if resume:
@@ -220,6 +242,7 @@ def run(
                 table_size=k or min(4, len(manifests)),
                 seed=seed if _given(ctx, "seed") else saved.seed,
                 duplicate=duplicate if _given(ctx, "duplicate") else saved.duplicate,
+                owners_apart=owners_apart if _given(ctx, "owners_apart") else saved.owners_apart,
                 stake=stake if _given(ctx, "stake") else saved.stake,
                 bankroll=bankroll if _given(ctx, "bankroll") else saved.bankroll,
                 hand_cap=(hand_cap or None) if _given(ctx, "hand_cap") else saved.hand_cap,
@@ -240,6 +263,7 @@ def run(
                 table_size=table_size or min(4, len(manifests)),
                 seed=seed,
                 duplicate=duplicate,
+                owners_apart=owners_apart,
                 stake=stake,
                 bankroll=bankroll,
                 hand_cap=hand_cap or None,
@@ -250,19 +274,35 @@ def run(
                 f"a ladder needs at least 3 bots (tables seat 3-5), got {len(spec.bots)}"
             )
         spec.config()  # validates stake/bankroll before anything starts
+        spec.plan(bytes(32))  # and the plan (owners that cannot be kept apart) likewise
         test = None if sprt is None else SprtSpec(*sprt, delta=delta, max_sets=max_sets)
+        if resume:  # a saved test goes on as a test, with its own options unless given
+            saved_test = saved_sprt(out)
+            if saved_test is not None and test is None:
+                test = dataclasses.replace(
+                    saved_test,
+                    delta=delta if _given(ctx, "delta") else saved_test.delta,
+                    max_sets=max_sets if _given(ctx, "max_sets") else saved_test.max_sets,
+                )
+            elif saved_test is None and test is not None:
+                raise PlanError(f"--resume: {out} holds a ladder, not a sequential test")
         if test is not None:
             try:
                 test.check(spec)
             except PlanError as e:
                 raise click.UsageError(str(e)) from e
-        box = choose_sandbox(sandbox, SandboxLimits())
+        box = choose_sandbox(sandbox, SandboxLimits(), runtime=runtime)
+        if trust_dockerfile:
+            from arena.sandbox._docker import DockerSandbox  # only where Docker is used
+
+            if isinstance(box, DockerSandbox):
+                box.trust_dockerfile = True
     except (ArenaError, ValueError) as e:
         raise ArenaCliError(str(e)) from e
     k = spec.table_size
     workers = jobs or max(1, min(2, os.cpu_count() or 1))
     if test is not None:
-        _run_sprt(spec, test, out, box, workers, console, err)
+        _run_sprt(spec, test, out, box, workers, console, err, resume)
         return
     err.print(f"[bold]sandbox:[/] {box.isolation}", soft_wrap=True)
     progress = Progress(
@@ -354,6 +394,7 @@ def _run_sprt(
     workers: int,
     console: Console,
     err: Console,
+    resume: bool = False,
 ) -> None:
     """``arena run --sprt``: play sets until the test decides; print the decision."""
     err.print(f"[bold]sandbox:[/] {box.isolation}", soft_wrap=True)
@@ -381,7 +422,16 @@ def _run_sprt(
     cancel = threading.Event()
     undo = install_interrupt(cancel)
     try:
-        result = run_sprt(spec, test, out, sandbox=box, jobs=workers, cancel=cancel, on_set=on_set)
+        result = run_sprt(
+            spec,
+            test,
+            out,
+            sandbox=box,
+            jobs=workers,
+            cancel=cancel,
+            on_set=on_set,
+            resume=resume,
+        )
     except ArenaError as e:
         raise ArenaCliError(str(e)) from e
     finally:

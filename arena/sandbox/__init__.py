@@ -20,13 +20,17 @@ __all__ = [
 ]
 
 
-def choose_sandbox(kind: str, limits: SandboxLimits | None = None) -> Sandbox:
+def choose_sandbox(
+    kind: str, limits: SandboxLimits | None = None, *, runtime: str = "auto"
+) -> Sandbox:
     """The sandbox for ``kind``: ``process``, ``docker`` or ``auto``.
 
-    ``auto`` is Docker when an engine answers, the process sandbox otherwise.
+    ``auto`` is Docker when an engine answers, the process sandbox otherwise. ``runtime``
+    (``auto``, ``runsc``, ``runc``) is the Docker sandbox's OCI runtime.
 
     Raises:
-        SandboxUnavailable: ``docker`` was asked for and no Docker engine answers.
+        SandboxUnavailable: ``docker`` was asked for and no Docker engine answers, or
+            ``runsc`` was asked for and the engine does not have it.
     """
     if kind == "process":
         return ProcessSandbox(limits)
@@ -39,7 +43,7 @@ def choose_sandbox(kind: str, limits: SandboxLimits | None = None) -> Sandbox:
             return ProcessSandbox(limits)
         reason = docker_available()
         if reason is None:
-            return DockerSandbox(limits)
+            return DockerSandbox(limits, runtime=runtime)
         if kind == "docker":
             raise SandboxUnavailable(f"--sandbox docker: {reason}")
         return ProcessSandbox(limits)

@@ -6,7 +6,8 @@ import contextlib
 import os
 import stat
 import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -46,7 +47,10 @@ class SandboxLimits:
     """Resource limits for one bot instance.
 
     Attributes:
-        memory_mb: address space (process) or memory (docker) limit.
+        memory_mb: memory limit (resident memory, swap included: a memory cgroup in the
+            process sandbox, the container's in docker; address space only where the process
+            sandbox has no memory cgroup); a bot's ``memory_mb`` in bot.toml replaces it.
+        max_memory_mb: the most a bot may ask for in its bot.toml (``memory_for``).
         pids: processes and threads.
         open_files: file descriptors.
         file_size_mb: largest file the bot may write.
@@ -57,7 +61,9 @@ class SandboxLimits:
         log_bytes: stdout+stderr kept per bot instance; the rest is counted and dropped.
         start_timeout_s: how long a bot may take, from the moment its process or container
             actually runs, until it serves its health check (a generous budget: a loaded
-            machine slows every start).
+            machine slows every start); a bot's ``start_timeout_s`` in bot.toml replaces it.
+        max_start_timeout_s: the longest start budget a bot may ask for in its bot.toml
+            (``start_timeout_for``).
     """
 
     memory_mb: int = 512
@@ -69,6 +75,39 @@ class SandboxLimits:
     cpu_seconds: int = 900
     log_bytes: int = 256 * 1024
     start_timeout_s: float = 20.0
+    max_memory_mb: int = 1024
+    max_start_timeout_s: float = 60.0
+
+    def memory_for(self, bot: BotManifest) -> int:
+        """The memory limit of ``bot`` in MB: what its bot.toml asks for, else ``memory_mb``.
+
+        Raises:
+            SandboxError: it asks for more than ``max_memory_mb``.
+        """
+        if bot.memory_mb is None:
+            return self.memory_mb
+        if bot.memory_mb > self.max_memory_mb:
+            raise SandboxError(
+                f"{bot.name}: bot.toml asks for memory_mb = {bot.memory_mb}, more than this "
+                f"arena allows ({self.max_memory_mb} MB); ask for at most that"
+            )
+        return bot.memory_mb
+
+    def start_timeout_for(self, bot: BotManifest) -> float:
+        """The start budget of ``bot`` in seconds: its bot.toml's, else ``start_timeout_s``.
+
+        Raises:
+            SandboxError: it asks for more than ``max_start_timeout_s``.
+        """
+        if bot.start_timeout_s is None:
+            return self.start_timeout_s
+        if bot.start_timeout_s > self.max_start_timeout_s:
+            raise SandboxError(
+                f"{bot.name}: bot.toml asks for start_timeout_s = {bot.start_timeout_s:g}, "
+                f"more than this arena allows ({self.max_start_timeout_s:g} s); ask for at "
+                "most that"
+            )
+        return bot.start_timeout_s
 
 
 class RunningBot(Protocol):
@@ -115,6 +154,15 @@ class RunningBot(Protocol):
         """CPU seconds its main process has used (what ``cpu_seconds`` limits); None: unknown."""
         ...
 
+    def cpu_ns(self) -> int | None:
+        """CPU nanoseconds its whole cgroup has used so far (every process and thread it ran).
+
+        The runner's clock (docs/arena.md, "Time"): read before and after each call, the
+        difference is what the bot is charged, so a busy neighbour cannot make it time out.
+        Cheap (one small file read). None when unknown: the runner then charges wall time.
+        """
+        ...
+
     def stop(self) -> None:
         """Stop and remove it; safe to call twice."""
         ...
@@ -138,18 +186,48 @@ class Sandbox(Protocol):
         ...
 
 
+FLOOD_BURST_BYTES = 96 * 1024 * 1024
+"""Output a bot instance may write at once before it is stopped as a flooder (a bounded burst,
+say a 64 MB dump, is only capped and counted)."""
+FLOOD_BYTES_PER_S = 1024 * 1024
+"""Output per second of its life a bot instance may write on top of the burst."""
+
+
 class StderrCapture:
     """Copies a bot's output to a file up to a byte cap, counting (and discarding) the rest.
 
     So a bot that floods its output can neither fill the disk nor block on a full pipe. The
     source is a pipe (the process sandbox) or any iterable of byte chunks (a container's
     attached output stream).
+
+    Every byte pumped is work for the arena (and under Docker for its daemon and the
+    container's shim) that no quota of the bot's pays for, so output is also metered: once an
+    instance has written more than ``flood_burst`` bytes plus ``flood_rate`` bytes for every
+    second since it started, it is a flooder: :attr:`stopped_why` says so, the log ends with
+    that line, and the callback given to :meth:`on_flood` (the sandbox's ``stop``) is called,
+    once, on a thread of its own.
     """
 
-    def __init__(self, source: IO[bytes] | Iterable[bytes], path: Path, cap: int) -> None:
+    def __init__(
+        self,
+        source: IO[bytes] | Iterable[bytes],
+        path: Path,
+        cap: int,
+        *,
+        flood_burst: int = FLOOD_BURST_BYTES,
+        flood_rate: int = FLOOD_BYTES_PER_S,
+    ) -> None:
         self.path = path
         self.cap = cap
         self.dropped = 0
+        self.stopped_why = ""
+        """Why the arena stopped the bot for its output (``stopped: flooded its output, N
+        bytes``); "" while it has not."""
+        self._flood_burst = flood_burst
+        self._flood_rate = flood_rate
+        self._on_flood: Callable[[], None] | None = None
+        self._flood_lock = threading.Lock()
+        self._started = time.monotonic()
         self._notes: list[str] = []
         self._source = source
         read1 = getattr(source, "read1", None)
@@ -161,6 +239,7 @@ class StderrCapture:
 
     def _pump(self, chunks: Iterable[bytes]) -> None:
         kept = 0
+        total = 0
         with open(self.path, "wb") as out:
             # A container's stream raises when the container goes away: that is its end.
             with contextlib.suppress(Exception):
@@ -171,6 +250,13 @@ class StderrCapture:
                         out.flush()
                         kept += min(room, len(chunk))
                     self.dropped += max(0, len(chunk) - room)
+                    total += len(chunk)
+                    if total > self._flood_burst and total > self._flood_burst + (
+                        self._flood_rate * (time.monotonic() - self._started)
+                    ):
+                        # Not a byte more: the bot blocks on its full pipe until it is gone.
+                        self._flooded(total)
+                        break
             if self.dropped:
                 out.write(f"\n[arena: {self.dropped} more bytes of output dropped]\n".encode())
             for note in self._notes:
@@ -179,6 +265,24 @@ class StderrCapture:
     def note(self, text: str) -> None:
         """A line the arena adds at the end of the log (say, why it stopped the bot)."""
         self._notes.append(text)
+
+    def on_flood(self, stop: Callable[[], None]) -> None:
+        """Call ``stop`` once the bot floods its output (at once if it already has)."""
+        with self._flood_lock:
+            self._on_flood = stop
+            flooded = bool(self.stopped_why)
+        if flooded:
+            threading.Thread(target=stop, name=f"flood:{self.path.name}", daemon=True).start()
+
+    def _flooded(self, total: int) -> None:
+        # Stopping joins this very thread (the pump drains the pipe until the bot is gone):
+        # the callback runs on another.
+        with self._flood_lock:
+            self.stopped_why = f"stopped: flooded its output, {total} bytes"
+            self._notes.append(self.stopped_why)
+            stop = self._on_flood
+        if stop is not None:
+            threading.Thread(target=stop, name=f"flood:{self.path.name}", daemon=True).start()
 
     def finished(self) -> bool:
         """True once the source has ended (the bot's output closed)."""

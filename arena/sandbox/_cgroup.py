@@ -13,7 +13,11 @@ says ``NO CPU QUOTA``):
   (``cpuacct.usage``), and under the ``pids`` hierarchy (``pids.max``);
 - cgroup v2: ``<mount>/<name>`` with ``cpu.max`` and ``pids.max``, the ``cpu`` (and ``pids``)
   controller enabled in the ``cgroup.subtree_control`` of the mount's root; accounting from
-  ``cpu.stat`` (``usage_usec``).
+  ``cpu.stat`` (``usage_usec``);
+- memory, where a controller is there: the same name under the v1 ``memory`` hierarchy
+  (``memory.limit_in_bytes`` and ``memory.memsw.limit_in_bytes``), or ``memory.max`` and
+  ``memory.swap.max`` = 0 on v2: resident memory with no swap, instead of an address-space
+  limit; OOM kills are counted (``oom_kill``) so a bot killed for memory is reported so.
 
 Each bot's cgroup is a child of the hierarchy's root, not of a common parent: the scheduler
 weighs a cgroup like one process against its siblings, so under one parent all the bots
@@ -51,7 +55,16 @@ from urllib.parse import quote, unquote
 
 from arena.sandbox._base import process_gone, process_start
 
-__all__ = ["ENTER", "BotCgroup", "CgroupTree", "cgroup_tree", "decode", "remove_cgroup"]
+__all__ = [
+    "ENTER",
+    "BotCgroup",
+    "CgroupTree",
+    "acct_dir_of",
+    "cgroup_tree",
+    "decode",
+    "remove_cgroup",
+    "usage_ns",
+]
 
 PERIOD_US = 100_000
 """The CFS period: the quota is ``cpus`` times this, per period."""
@@ -109,13 +122,19 @@ class BotCgroup:
             removed (so its processes used at most ``cpus`` times ``emptied_at - created_at``).
     """
 
-    def __init__(self, name: str, dirs: tuple[Path, ...], acct: Path | None) -> None:
+    def __init__(
+        self, name: str, dirs: tuple[Path, ...], acct: Path | None, memory: Path | None = None
+    ) -> None:
         self.name = name
         self.dirs = dirs
         self._acct = acct
+        self.memory = memory
+        """Its directory with the memory limit (one of ``dirs``); None: no memory cgroup."""
         self.created_at = time.monotonic()
         self.emptied_at: float | None = None
         self.final_usage_s: float | None = None
+        self.final_oom_kills: int | None = None
+        """The OOM kills counted in it, read just before it was removed."""
 
     def command(self) -> list[str]:
         """The wrapper to put in front of the bot's command: joins the cgroup, then execs."""
@@ -131,20 +150,15 @@ class BotCgroup:
         ``cpuacct.usage`` (v1, nanoseconds) or ``cpu.stat``'s ``usage_usec`` (v2). After
         :meth:`remove`, the figure read just before the directory went.
         """
-        if self._acct is None:
-            return None
-        if self.final_usage_s is not None and not self._acct.exists():
-            return self.final_usage_s
-        try:
-            if (self._acct / "cpuacct.usage").exists():
-                return int(_read(self._acct / "cpuacct.usage")) / 1e9
-            for line in _read(self._acct / "cpu.stat").splitlines():
-                key, _, value = line.partition(" ")
-                if key == "usage_usec":
-                    return int(value) / 1e6
-        except (OSError, ValueError):
-            pass
-        return self.final_usage_s
+        ns = self.usage_ns()
+        return self.final_usage_s if ns is None else ns / 1e9
+
+    def usage_ns(self) -> int | None:
+        """CPU nanoseconds used by all its processes and threads so far; None if not known.
+
+        One small file read (the runner's clock reads it before and after every decision).
+        """
+        return None if self._acct is None else usage_ns(self._acct)
 
     def kill(self, timeout: float = 10.0) -> bool:
         """SIGKILL every process in it until none is left; True if it is empty."""
@@ -161,11 +175,85 @@ class BotCgroup:
             usage = self.usage_s()
             if usage is not None:
                 self.final_usage_s = usage
+        if self.final_oom_kills is None:
+            self.final_oom_kills = self.oom_kills()
         return _rmdirs(self.dirs, timeout) and empty
+
+    def oom_kills(self) -> int:
+        """How many of its processes the kernel killed for its memory limit (0: none, unknown).
+
+        ``oom_kill`` of ``memory.oom_control`` (v1, Linux 4.13+) or of ``memory.events``
+        (v2); after :meth:`remove`, the figure read just before the directory went.
+        """
+        if self.memory is None:
+            return 0
+        for name in ("memory.oom_control", "memory.events"):
+            with contextlib.suppress(OSError, ValueError):
+                for line in _read(self.memory / name).splitlines():
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill":
+                        return int(value)
+        return self.final_oom_kills or 0
 
     def encode(self) -> str:
         """Its directories in one word without spaces (for the watchdog's line protocol)."""
         return ",".join(quote(str(d), safe="/") for d in self.dirs)
+
+
+def usage_ns(acct: Path) -> int | None:
+    """CPU nanoseconds the cgroup ``acct`` has used (all its processes, alive or gone).
+
+    ``cpuacct.usage`` (v1, nanoseconds) or ``cpu.stat``'s ``usage_usec`` (v2); None when
+    neither can be read (the cgroup is gone, or holds neither file).
+    """
+    try:
+        with open(acct / "cpuacct.usage", "rb") as f:
+            return int(f.read())
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError):
+        return None
+    try:
+        for line in _read(acct / "cpu.stat").splitlines():
+            key, _, value = line.partition(" ")
+            if key == "usage_usec":
+                return int(value) * 1000
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def acct_dir_of(pid: int) -> Path | None:
+    """The directory of the cgroup that accounts the CPU of process ``pid``; None: unknown.
+
+    On v1 its ``cpuacct`` cgroup, on v2 its (only) cgroup, each under the mount point where
+    this process sees that hierarchy. How a container's CPU is found: its first process's
+    cgroup is the container's, and every process it starts stays in it (runc and runsc both
+    put the whole container, or gVisor's whole sandbox, in it).
+    """
+    try:
+        lines = _read(Path(f"/proc/{pid}/cgroup")).splitlines()
+    except OSError:
+        return None
+    mounts = _mounts()
+    for line in lines:
+        fields = line.split(":", 2)
+        if len(fields) != 3:
+            continue
+        _, controllers, path = fields
+        names = set(controllers.split(","))
+        for point, kind, options in mounts:
+            v1 = kind == "cgroup" and "cpuacct" in names and "cpuacct" in options
+            v2 = kind == "cgroup2" and controllers == "" and not _has_v1_cpuacct(mounts)
+            if v1 or v2:
+                found = Path(point) / path.lstrip("/")
+                if usage_ns(found) is not None:
+                    return found
+    return None
+
+
+def _has_v1_cpuacct(mounts: list[tuple[str, str, set[str]]]) -> bool:
+    return any(kind == "cgroup" and "cpuacct" in options for _, kind, options in mounts)
 
 
 def decode(word: str) -> tuple[Path, ...]:
@@ -245,6 +333,11 @@ class CgroupTree:
         cpu: the one of ``roots`` where the CPU quota is set; None: no quota (tests only).
         acct: the one where CPU usage is read; None: not known.
         pids: the one where ``pids.max`` is set; None: no pids controller.
+        memory: the one where the memory limit is set (resident memory, not address space);
+            None: no memory controller (``no_memory`` says why).
+        no_swap: the memory limit covers swap too (``memory.memsw.limit_in_bytes`` on v1,
+            ``memory.swap.max`` = 0 on v2), so a bot cannot escape it into swap.
+        no_memory: why there is no memory controller ("" when there is one).
     """
 
     version: int
@@ -252,6 +345,9 @@ class CgroupTree:
     cpu: Path | None
     acct: Path | None
     pids: Path | None
+    memory: Path | None = None
+    no_swap: bool = False
+    no_memory: str = ""
 
     def describe(self, cpus: float, pids: int) -> str:
         """What it enforces, for the ``sandbox:`` line."""
@@ -264,8 +360,13 @@ class CgroupTree:
         text = f"{text} per bot (cgroup v{self.version})"
         return text if self.cpu is not None else f"NO CPU QUOTA: no cpu controller; {text}"
 
-    def create(self, cpus: float, pids: int, tag: str = "") -> BotCgroup:
+    def create(
+        self, cpus: float, pids: int, tag: str = "", memory_mb: int | None = None
+    ) -> BotCgroup:
         """A new cgroup with a quota of ``cpus`` CPUs and ``pids`` processes and threads.
+
+        With ``memory_mb`` (and a memory controller): a limit of that much resident memory
+        (swap included where the kernel accounts it, see :func:`_limit_memory`).
 
         Raises:
             OSError: it could not be made (what was made is removed again).
@@ -288,10 +389,17 @@ class CgroupTree:
                     _write(d / "cpu.max", f"{quota} {PERIOD_US}")
             if self.pids is not None:
                 _write(self.pids / name / "pids.max", str(max(1, pids)))
+            if self.memory is not None and memory_mb is not None:
+                _limit_memory(self.memory / name, self.version, memory_mb)
         except OSError:
             _rmdirs(tuple(made), 1.0)
             raise
-        return BotCgroup(name, dirs, None if self.acct is None else self.acct / name)
+        return BotCgroup(
+            name,
+            dirs,
+            None if self.acct is None else self.acct / name,
+            None if self.memory is None else self.memory / name,
+        )
 
     def reap_stale(self) -> int:
         """Remove the cgroups of arenas that are gone (and kill what is left in them).
@@ -408,6 +516,7 @@ def _find() -> CgroupTree | str:
         tree = _v2_tree(v2[0])
     if isinstance(tree, str):
         return tree
+    tree = _with_memory(tree, mounts)
     # A real cgroup, made and removed once: the quota is accepted here.
     try:
         probe = tree.create(1.0, 64, tag=f"probe{secrets.token_hex(4)}")
@@ -415,6 +524,64 @@ def _find() -> CgroupTree | str:
         return f"cannot make a cgroup in {tree.roots[0]}: {e.strerror or e}"
     probe.remove(timeout=1.0)
     return tree
+
+
+def _limit_memory(directory: Path, version: int, memory_mb: int) -> None:
+    """Limit the cgroup at ``directory`` to ``memory_mb`` MB of memory, swap included.
+
+    v1: ``memory.limit_in_bytes``, then ``memory.memsw.limit_in_bytes`` (memory + swap; only
+    where the kernel accounts swap), which may never be below the first. v2: ``memory.max``,
+    ``memory.swap.max`` = 0, and ``memory.oom.group`` = 1 (an OOM kill takes the whole bot,
+    not one of its processes).
+    """
+    limit = str(memory_mb * 1024 * 1024)
+    if version == 1:
+        _write(directory / "memory.limit_in_bytes", limit)
+        if (directory / "memory.memsw.limit_in_bytes").exists():
+            _write(directory / "memory.memsw.limit_in_bytes", limit)
+        return
+    _write(directory / "memory.max", limit)
+    if (directory / "memory.swap.max").exists():
+        _write(directory / "memory.swap.max", "0")
+    with contextlib.suppress(OSError):
+        _write(directory / "memory.oom.group", "1")
+
+
+def _with_memory(tree: CgroupTree, mounts: list[tuple[str, str, set[str]]]) -> CgroupTree:
+    """``tree`` with the memory controller where it can limit a bot's memory, else why not.
+
+    Probed once: a cgroup made in the memory hierarchy with a limit, then removed.
+    """
+
+    def without(why: str) -> CgroupTree:
+        return CgroupTree(tree.version, tree.roots, tree.cpu, tree.acct, tree.pids, no_memory=why)
+
+    if tree.version == 1:
+        found = [Path(p) for p, kind, options in mounts if kind == "cgroup" and "memory" in options]
+        if not found:
+            return without("no cgroup v1 hierarchy with the memory controller is mounted")
+        root = found[0]
+        no_swap = (root / "memory.memsw.limit_in_bytes").exists()
+    else:
+        root = tree.roots[0]
+        try:
+            if "memory" not in _read(root / "cgroup.controllers").split():
+                return without(f"the memory controller is not available in {root}")
+            _enable(root, ["memory"])
+        except OSError as e:
+            return without(f"cannot enable the memory controller in {root}: {e.strerror or e}")
+        no_swap = True  # memory.swap.max = 0, or no swap accounting and so no swap to use
+    probe = root / f"{_prefix()}mprobe{secrets.token_hex(4)}"
+    try:
+        os.mkdir(probe, 0o755)
+        try:
+            _limit_memory(probe, tree.version, 64)
+        finally:
+            _rmdirs((probe,), 1.0)
+    except OSError as e:
+        return without(f"cannot limit memory in {root}: {e.strerror or e}")
+    roots = tree.roots if root in tree.roots else (*tree.roots, root)
+    return CgroupTree(tree.version, roots, tree.cpu, tree.acct, tree.pids, root, no_swap)
 
 
 @functools.cache

@@ -4,15 +4,19 @@ Every container (see docs/sandbox.md for why each one matters):
 
 - has no network (``network_mode="none"``): only a loopback device of its own;
 - has a read-only root file system, a small ``/tmp`` (tmpfs, ``noexec``) and no ``/dev/shm``;
-- runs as user 65534 with every capability dropped, ``no-new-privileges`` and Docker's
-  default seccomp profile;
+- runs under gVisor (``runsc``) when the engine has it, otherwise under ``runc`` (see
+  :class:`Runtime`);
+- runs as user 65534 with every capability dropped, ``no-new-privileges`` and the arena's own
+  seccomp profile (``seccomp.json`` beside this module), and under ``runc`` the host-wide load
+  figures of ``/proc`` and the host's block devices in ``/sys`` are masked
+  (:data:`MASKED_PATHS`);
 - is limited in memory (no swap), CPUs, processes and threads, open files, file size and
   CPU seconds;
-- sees exactly one host path: its own socket directory ``workdir/sock``, mounted at
-  ``/run/flipflop``; the bot listens on ``/run/flipflop/bot.sock`` and the arena dials
-  ``unix:<workdir>/sock/bot.sock``. Until the socket exists the directory is watched (a bot
-  that writes anything else there is stopped), and then it is made read-only to the bot, so
-  it can never be used to fill the host's disk;
+- sees exactly one host directory: its own socket directory, mounted at ``/run/flipflop``,
+  whose host path it cannot learn (see :meth:`DockerSandbox._socket_dir`); the bot listens on
+  ``/run/flipflop/bot.sock`` and the arena dials ``unix:<socket dir>/bot.sock``. Until the
+  socket exists the directory is watched (a bot that writes anything else there is stopped),
+  and then it is made read-only to the bot, so it can never be used to fill the host's disk;
 - is labelled (``flipflop.arena=1``, ``flipflop.run``, ``flipflop.pid``) and always removed:
   on :meth:`RunningBot.stop`, on :meth:`DockerSandbox.close`, at exit, by a watchdog process
   when the arena dies without cleaning up (even ``kill -9``), and by the next sandbox created
@@ -27,7 +31,9 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import itertools
+import json
 import os
 import re
 import secrets
@@ -35,15 +41,22 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from enum import Enum
+from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import docker  # type: ignore[import-untyped,unused-ignore]
 import docker.errors  # type: ignore[import-untyped,unused-ignore]
+import requests.exceptions
+from docker.models.containers import (  # type: ignore[attr-defined,import-untyped,unused-ignore]
+    _create_container_args,
+)
 from docker.types import LogConfig, Ulimit  # type: ignore[import-untyped,unused-ignore]
 
 from arena._errors import SandboxError, SandboxUnavailable
@@ -57,10 +70,23 @@ from arena.sandbox._base import (
     process_start,
     stop_all,
 )
+from arena.sandbox._cgroup import acct_dir_of, usage_ns
+from arena.sandbox._cpuset import cpuset_text, pinning_for
 from arena.sandbox._images import Log, ensure_base_image, ensure_bot_image, stderr_log
 from flipflop import BotManifest
 
-__all__ = ["LABEL", "DockerSandbox", "docker_available", "reap_orphans"]
+__all__ = [
+    "LABEL",
+    "MASKED_PATHS",
+    "RUNTIMES",
+    "DockerSandbox",
+    "Runtime",
+    "choose_runtime",
+    "docker_available",
+    "host_pids_limit",
+    "reap_orphans",
+    "seccomp_profile",
+]
 
 LABEL = "flipflop.arena"
 """Every container the arena starts carries ``flipflop.arena=1``."""
@@ -72,11 +98,85 @@ _SOCK_DIR_ENTRIES = 4
 """Entries a bot may make in its socket directory before its socket exists (a few, in case
 its server makes a lock or temporary file)."""
 _SOCK_DIR_BYTES = 64 * 1024
+"""Bytes it may write there before its socket exists."""
 _BOT_UID = frozenset({65534})
 """The user every container runs as: the only one that may own a bot's socket."""
 # As root the socket directory is a tmpfs of this size: a hard cap on what a bot can write to
 # the host through it, whatever the guard's timing (a busy machine delays the guard).
 _SOCK_DIR_TMPFS = "256k"
+_PRIVATE_PREFIX = "flipflop-sock-"
+"""A non-root arena's socket directories are ``<tmp>/flipflop-sock-<random>/s``."""
+
+
+class Runtime(Enum):
+    """The OCI runtime a bot's container runs under (``arena run --runtime``)."""
+
+    RUNC = "runc"
+    """Docker's default: the bot's system calls reach the host's kernel, past the arena's
+    seccomp profile; :data:`MASKED_PATHS` hide what ``/proc`` and ``/sys`` show of the host."""
+    RUNSC = "runsc"
+    """gVisor: a kernel in user space (the Sentry) answers the bot's system calls, so the
+    host's kernel sees only the Sentry's, and ``/proc`` and ``/sys`` are the Sentry's own."""
+
+
+RUNTIMES = ("auto", Runtime.RUNSC.value, Runtime.RUNC.value)
+"""What ``--runtime`` takes: ``auto`` is ``runsc`` when the engine has it, else ``runc``."""
+
+MASKED_PATHS = (
+    # Docker's own list, which HostConfig.MaskedPaths replaces rather than extends.
+    "/proc/asound",
+    "/proc/acpi",
+    "/proc/kcore",
+    "/proc/keys",
+    "/proc/latency_stats",
+    "/proc/timer_list",
+    "/proc/timer_stats",
+    "/proc/sched_debug",
+    "/proc/scsi",
+    "/sys/firmware",
+    "/sys/devices/virtual/powercap",
+    # Host-wide load: a bot could watch its neighbours' CPU and I/O through them (issue 15,
+    # finding 8). os.cpu_count() reads /sys/devices/system/cpu, which stays.
+    "/proc/loadavg",
+    "/proc/stat",
+    "/proc/pressure",
+    "/proc/schedstat",
+    "/proc/diskstats",
+    "/proc/vmstat",
+    "/proc/interrupts",
+    "/proc/softirqs",
+    # The host's disks.
+    "/proc/partitions",
+    "/proc/swaps",
+    "/sys/block",
+    "/sys/class/block",
+    "/sys/dev/block",
+    "/sys/devices/virtual/block",
+)
+"""Paths of ``/proc`` and ``/sys`` a container sees empty: files read as empty, directories
+as an empty read-only tmpfs. gVisor shows its own views of these already."""
+
+
+_RUNSC_HOST_PIDS_PER_TASK = 16
+_RUNSC_HOST_PIDS_BASE = 256
+
+
+def host_pids_limit(runtime: Runtime, pids: int) -> int:
+    """The container's pids cgroup limit for a bot allowed ``pids`` processes and threads.
+
+    Under runc the cgroup holds the bot's own processes and threads: it is the limit. Under
+    runsc it holds gVisor's own: the Sentry's threads, the gofer, and with ``--platform=ptrace``
+    a stub process per address space of the bot, with a traced thread in it for each Sentry
+    thread that ran it. Measured on the 2-core test machine: 38 host pids for an idle Python
+    bot, 49 with 64 threads, 375 with 64 processes. There the limit is ``RLIMIT_NPROC``, in
+    gVisor's kernel (:meth:`DockerSandbox._nproc`), and the cgroup is only a backstop for
+    the Sentry, sized so that the bot meets its own limit first on bigger machines too (more
+    Sentry threads, more stub threads per process); a 64-pids cgroup left a Python gRPC bot a
+    handful of forks, refused to gVisor rather than to the bot.
+    """
+    if runtime is Runtime.RUNSC:
+        return _RUNSC_HOST_PIDS_BASE + _RUNSC_HOST_PIDS_PER_TASK * pids
+    return pids
 
 
 def _mount_tmpfs(directory: Path) -> bool:
@@ -97,8 +197,9 @@ def _unmount(directory: Path) -> None:
     subprocess.run(["umount", "-l", str(directory)], capture_output=True, check=False)
 
 
-"""Bytes it may write there before its socket exists."""
 _API_TIMEOUT = 60
+_STOP_WAIT_S = 60.0
+"""How long a second ``stop`` waits for the first to finish."""
 
 
 def docker_available() -> str | None:
@@ -116,6 +217,51 @@ def docker_available() -> str | None:
     return None
 
 
+@functools.cache
+def seccomp_profile() -> str:
+    """The arena's seccomp profile (``seccomp.json`` beside this module), as Docker takes it.
+
+    Every container gets it instead of Docker's default, which allows ``io_uring`` (issue 15,
+    finding 8). It is a denylist over "allow": every capability is dropped and
+    ``no-new-privileges`` is set, so what the kernel refuses an unprivileged process already
+    needs no rule; it denies the calls a bot never needs whose kernel code an unprivileged
+    process can reach. An allowlist would be tighter, and would break bots in other languages
+    on every new system call their runtimes adopt.
+    """
+    text = resources.files("arena.sandbox").joinpath("seccomp.json").read_text(encoding="utf-8")
+    return json.dumps(json.loads(text), separators=(",", ":"))
+
+
+def choose_runtime(client: Any, asked: str) -> tuple[Runtime, str]:
+    """The runtime for ``asked`` (one of :data:`RUNTIMES`) and how the ``sandbox:`` line says it.
+
+    Raises:
+        SandboxUnavailable: ``runsc`` was asked for and the engine does not have it.
+        ValueError: ``asked`` is not one of :data:`RUNTIMES`.
+    """
+    if asked not in RUNTIMES:
+        raise ValueError(f"unknown runtime {asked!r} (one of {', '.join(RUNTIMES)})")
+    try:
+        runtimes = client.info().get("Runtimes") or {}
+    except docker.errors.DockerException as e:
+        raise SandboxUnavailable(f"the Docker engine does not answer ({_first_line(e)})") from e
+    if Runtime.RUNSC.value in runtimes and asked != Runtime.RUNC.value:
+        args = (runtimes[Runtime.RUNSC.value] or {}).get("runtimeArgs") or []
+        inside = ", the arena's seccomp profile inside it" if "--oci-seccomp" in args else ""
+        return Runtime.RUNSC, f"runtime: gVisor (runsc){inside}"
+    if asked == Runtime.RUNSC.value:
+        raise SandboxUnavailable(
+            "--runtime runsc: the Docker engine has no runsc runtime (gVisor); install runsc "
+            "and register it in /etc/docker/daemon.json (see README), or use --runtime runc"
+        )
+    if asked == Runtime.RUNC.value:
+        return Runtime.RUNC, "runtime: runc, the arena's seccomp profile, host load figures masked"
+    return Runtime.RUNC, (
+        "gVisor (runsc) not installed: bots run under runc with the arena's seccomp profile; "
+        "see README"
+    )
+
+
 def _first_line(e: BaseException) -> str:
     text = str(e).strip() or type(e).__name__
     return text.splitlines()[0][:200]
@@ -124,15 +270,47 @@ def _first_line(e: BaseException) -> str:
 # ---------------------------------------------------------------------------------- reaping
 
 
+_T = TypeVar("_T")
+_NO_ANSWER = (requests.exceptions.Timeout, requests.exceptions.ConnectionError)
+"""What docker-py raises when the engine does not answer within ``_API_TIMEOUT``: not a
+``DockerException``."""
+
+
+def _retried(call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
+    """``call(*args, **kwargs)``, once more if the engine did not answer in time.
+
+    A loaded engine (many containers starting and stopping at once) has been seen to take
+    over a minute to answer. Only for calls that may be repeated: inspect, attach, start,
+    remove, list. A second silence is raised as a ``DockerException``, which every caller
+    here handles (a plain ``requests`` error would escape them).
+    """
+    try:
+        return call(*args, **kwargs)
+    except _NO_ANSWER:
+        pass
+    try:
+        return call(*args, **kwargs)
+    except _NO_ANSWER as e:
+        raise docker.errors.DockerException(
+            f"the Docker engine did not answer, twice in {_API_TIMEOUT} s ({_first_line(e)})"
+        ) from e
+
+
 def _remove(container: Any) -> None:
     """Kill and remove a container; nothing if it is already gone.
 
     Also unmounts the tiny tmpfs of its socket directory, if the arena mounted one.
     """
     sources = [m.get("Source", "") for m in (container.attrs or {}).get("Mounts", [])]
+    _remove_id(container.client.api, str(container.id), sources)
+
+
+def _remove_id(api: Any, container_id: str, sources: Iterable[str]) -> None:
+    """:func:`_remove` by id, with the host paths of its mounts (from a listing)."""
     with contextlib.suppress(docker.errors.NotFound):
         try:
-            container.remove(force=True, v=True)  # and its anonymous volumes, if any
+            # And its anonymous volumes, if any.
+            _retried(api.remove_container, container_id, force=True, v=True)
         except docker.errors.APIError as e:
             # "removal already in progress" (409) means someone else is removing it
             if getattr(e, "status_code", None) != 409:
@@ -140,6 +318,26 @@ def _remove(container: Any) -> None:
     for source in sources:
         if source and _is_our_tmpfs(source):
             _unmount(Path(source))
+        if source and _is_private_sock_dir(Path(source)):
+            shutil.rmtree(Path(source).parent, ignore_errors=True)
+
+
+def _is_private_sock_dir(path: Path) -> bool:
+    """True if ``path`` is a socket directory made by :meth:`DockerSandbox._socket_dir`."""
+    return (
+        path.name == "s"
+        and path.parent.name.startswith(_PRIVATE_PREFIX)
+        and path.parent.parent == Path(tempfile.gettempdir()).resolve()
+    )
+
+
+def _remove_sock_dir(sock_dir: Path, mounted: bool) -> None:
+    """Remove a socket directory, unmounting its tmpfs first if it has one."""
+    if mounted:
+        _unmount(sock_dir)
+    shutil.rmtree(sock_dir, ignore_errors=True)
+    if _is_private_sock_dir(sock_dir):
+        shutil.rmtree(sock_dir.parent, ignore_errors=True)
 
 
 def _is_our_tmpfs(path: str) -> bool:
@@ -161,8 +359,8 @@ def reap_orphans(client: Any, log: Log | None = None) -> int:
     """
     host = socket.gethostname()
     reaped = 0
-    for c in client.containers.list(all=True, filters={"label": f"{LABEL}=1"}):
-        labels = c.labels or {}
+    for c in _listed(client, f"{LABEL}=1"):
+        labels = c.get("Labels") or {}
         if labels.get("flipflop.host") != host:
             continue  # another machine's arena, on a shared engine: not ours to judge
         try:
@@ -170,19 +368,37 @@ def reap_orphans(client: Any, log: Log | None = None) -> int:
         except ValueError:
             continue
         if process_gone(pid, labels.get("flipflop.pidstart", "")):
-            with contextlib.suppress(docker.errors.APIError):
-                _remove(c)
+            with contextlib.suppress(docker.errors.DockerException):
+                _remove_id(client.api, c["Id"], _sources(c))
                 reaped += 1
     if reaped and log is not None:
         log(f"removed {reaped} container(s) left behind by an arena that is gone")
     return reaped
 
 
+def _listed(client: Any, label: str) -> list[dict[str, Any]]:
+    """The containers labelled ``label`` (``key=value``), running or not, as the engine lists them.
+
+    One API call: docker-py's ``containers.list`` inspects each container after listing it,
+    which is one call per container, and fails with 404 on one removed in between (another
+    arena's, or this one's stopping in another thread).
+    """
+    listed: list[dict[str, Any]] = _retried(
+        client.api.containers, all=True, filters={"label": label}
+    )
+    return listed
+
+
+def _sources(listed: dict[str, Any]) -> list[str]:
+    """The host paths of a listed container's mounts."""
+    return [m.get("Source", "") for m in listed.get("Mounts") or []]
+
+
 def _reap_run(client: Any, run_id: str) -> int:
     n = 0
-    for c in client.containers.list(all=True, filters={"label": f"flipflop.run={run_id}"}):
-        with contextlib.suppress(docker.errors.APIError):
-            _remove(c)
+    for c in _listed(client, f"flipflop.run={run_id}"):
+        with contextlib.suppress(docker.errors.DockerException):
+            _remove_id(client.api, c["Id"], _sources(c))
             n += 1
     return n
 
@@ -214,28 +430,37 @@ class _DockerBot:
         workdir: Path,
         pump: StderrCapture,
         mounted: bool,
+        sock_dir: Path,
         seat_token: str,
     ) -> None:
         self.container = container
         self.seat_token = seat_token
         self.started_at = time.monotonic()  # set again once the container has started
         self._sock_fd: int | None = None
+        self._acct: Path | None = None  # its cgroup's CPU accounting, once found (cpu_ns)
+        self._acct_sought = False
         self._mounted = mounted  # its socket directory is a tiny tmpfs to unmount at stop
-        self.endpoint = f"unix:{workdir / 'sock' / 'bot.sock'}"
+        self.sock_dir = sock_dir
+        self.endpoint = f"unix:{sock_dir / 'bot.sock'}"
         self.log_path = pump.path
         self.workdir = workdir
         self._sandbox = sandbox
         self._pump = pump
+        self.stream: Any = None
+        """The attached output stream the pump reads (a ``CancellableStream``)."""
         self._stopped = threading.Event()
         self._stop_lock = threading.Lock()
+        self._done = threading.Event()  # set once a stop has finished
 
     def alive(self) -> bool:
         if self._stopped.is_set() or self._pump.finished():
             return False
         try:
-            self.container.reload()
+            _retried(self.container.reload)
         except docker.errors.NotFound:
             return False
+        except docker.errors.DockerException:
+            return True  # the engine does not answer; its output stream is open, so it runs
         return self.container.status in ("created", "running")
 
     def dropped_log_bytes(self) -> int:
@@ -250,6 +475,23 @@ class _DockerBot:
         # The entry point's process, as the host sees it (the limit is per process).
         return process_cpu_seconds(pid) if pid > 0 else None
 
+    def cpu_ns(self) -> int | None:
+        if self._acct is None:
+            if self._acct_sought or self._stopped.is_set():
+                return None  # not found once (say, a remote engine): not sought again
+            self._acct_sought = True
+            # Found once, from its first process: the container's cgroup (runc), or gVisor's
+            # whole sandbox, Sentry and all (runsc), holds every process it runs.
+            try:
+                self.container.reload()
+                pid = int((self.container.attrs.get("State") or {}).get("Pid") or 0)
+            except (docker.errors.DockerException, ValueError):
+                return None
+            self._acct = acct_dir_of(pid) if pid > 0 else None
+            if self._acct is None:
+                return None
+        return usage_ns(self._acct)
+
     def target(self) -> str | None:
         if self._sock_fd is None:
             sock = Path(self.endpoint.removeprefix("unix:"))
@@ -261,8 +503,10 @@ class _DockerBot:
         if not self._stopped.is_set() and not self._pump.finished():
             # Its output stream is open, so it runs: no API call (the start loop polls this).
             return None
+        if self._pump.stopped_why:
+            return self._pump.stopped_why  # removed by the arena: no state worth asking for
         try:
-            self.container.reload()
+            _retried(self.container.reload)
             state = self.container.attrs.get("State") or {}
         except docker.errors.DockerException:
             return "gone"
@@ -286,7 +530,7 @@ class _DockerBot:
         is still coming up made its bind fail with EACCES, a start fault it did not cause.
         The runner's start budget decides when a bot is too slow, and stops it.
         """
-        sock_dir = self.workdir / "sock"
+        sock_dir = self.sock_dir
         while not self._stopped.is_set():
             if os.path.lexists(sock_dir / "bot.sock") or self._pump.finished():
                 break
@@ -321,20 +565,27 @@ class _DockerBot:
     def stop(self) -> None:
         with self._stop_lock:
             if self._stopped.is_set():
+                # Another thread stops it (the log pump, for a flood): return once it is gone.
+                self._done.wait(_STOP_WAIT_S)
                 return
             self._stopped.set()
         if self._sock_fd is not None:
             os.close(self._sock_fd)
             self._sock_fd = None
+        if self._pump.stopped_why and self.stream is not None:
+            # The pump stopped reading (a flood), so the engine's copy of its output blocks;
+            # under runsc the kill then waited on it for minutes (runc's did not). Hang up:
+            # the engine drops the rest.
+            with contextlib.suppress(Exception):
+                self.stream.close()
         try:
             with contextlib.suppress(docker.errors.DockerException):
                 _remove(self.container)
         finally:
             self._pump.join()
-            if self._mounted:
-                _unmount(self.workdir / "sock")
-            shutil.rmtree(self.workdir / "sock", ignore_errors=True)
+            _remove_sock_dir(self.sock_dir, self._mounted)
             self._sandbox._forget(self)
+            self._done.set()
 
 
 # ---------------------------------------------------------------------------------- the sandbox
@@ -351,9 +602,15 @@ class DockerSandbox:
         base: root of the base image, ``slim`` or ``debootstrap``; default:
             ``$ARENA_DOCKER_BASE`` or automatic.
         log: where progress (image builds, reaped containers) goes; default: stderr.
+        runtime: one of :data:`RUNTIMES`: ``auto`` runs bots under gVisor (``runsc``) when the
+            engine has it and under ``runc`` otherwise, saying so in :attr:`isolation`.
+        trust_dockerfile: build each bot's own ``Dockerfile`` (checked, see
+            :func:`~arena.sandbox._images.check_dockerfile`) instead of the arena's recipe for
+            its runtime: for one's own bots only.
 
     Raises:
-        SandboxUnavailable: no Docker engine answers.
+        SandboxUnavailable: no Docker engine answers, or ``runsc`` was asked for and the
+            engine does not have it.
     """
 
     kind = SandboxKind.DOCKER
@@ -364,8 +621,12 @@ class DockerSandbox:
         *,
         base: str | None = None,
         log: Log | None = None,
+        runtime: str = "auto",
+        trust_dockerfile: bool = False,
     ) -> None:
         self.limits = limits or SandboxLimits()
+        self.trust_dockerfile = trust_dockerfile
+        """Build a bot's own Dockerfile instead of the arena's recipe (for one's own bots)."""
         self.run_id = uuid.uuid4().hex[:12]
         self._log = log or stderr_log
         self._base_kind = base
@@ -374,15 +635,19 @@ class DockerSandbox:
             self.client.ping()
         except Exception as e:
             raise SandboxUnavailable(f"no Docker engine answers ({_first_line(e)})") from e
+        self.runtime, runtime_note = choose_runtime(self.client, runtime)
         lim = self.limits
         self.isolation = (
             "docker sandbox: no network, read-only root, user 65534, all capabilities dropped, "
-            f"no-new-privileges, seccomp; {lim.memory_mb} MB memory, {lim.cpus:g} CPU, "
+            f"no-new-privileges; {lim.memory_mb} MB memory, {lim.cpus:g} CPU, "
             f"{lim.pids} pids, {lim.tmp_mb} MB /tmp; the host is seen only through the "
-            "bot's own socket directory"
+            f"bot's own socket directory; HTTP/2 frame floods cut off by the arena's relay; "
+            f"{runtime_note}"
         )
         self.open_socket = os.geteuid() != 0
         """Whether bots are started with ``umask 0`` (see :meth:`_entrypoint`)."""
+        self.tmpfs_sockets = os.geteuid() == 0 and shutil.which("mount") is not None
+        """Whether socket directories are tmpfs mounts (root only; see :meth:`_socket_dir`)."""
         self._lock = threading.Lock()
         self._images: dict[Path, str | SandboxError] = {}
         self._base: str | None = None
@@ -405,7 +670,13 @@ class DockerSandbox:
             try:
                 if self._base is None:
                     self._base = ensure_base_image(self.client, self._log, self._base_kind)
-                tag = ensure_bot_image(self.client, bot, self._base, self._log)
+                tag = ensure_bot_image(
+                    self.client,
+                    bot,
+                    self._base,
+                    self._log,
+                    trust_dockerfile=self.trust_dockerfile,
+                )
             except SandboxError as e:
                 self._images[bot.path] = e
                 raise
@@ -441,7 +712,7 @@ class DockerSandbox:
         """
         if not self.open_socket:
             return {"command": ["--listen", _LISTEN]}
-        config = self.client.images.get(image).attrs.get("Config") or {}
+        config = _retried(self.client.images.get, image).attrs.get("Config") or {}
         entrypoint = list(config.get("Entrypoint") or [])
         return {
             "entrypoint": ["/bin/sh", "-c", 'umask 0 && exec "$@"', "sh"],
@@ -452,8 +723,14 @@ class DockerSandbox:
         self, bot: BotManifest, label: str, sock_dir: Path, seat_token: str
     ) -> dict[str, Any]:
         lim = self.limits
+        memory_mb = lim.memory_for(bot)
         fsize = lim.file_size_mb * _MB
+        # CPUs of its own, when the machine has enough to spare (arena/sandbox/_cpuset.py).
+        with self._lock:
+            live = [b.seat_token for b in self._running]
+        pinned = pinning_for(self, lim.cpus).take(seat_token, live)
         return {
+            **({"cpuset_cpus": cpuset_text(pinned)} if pinned else {}),
             "environment": {
                 # Only this container and the arena know it (docs/security.md).
                 "FLIPFLOP_SEAT_TOKEN": seat_token,
@@ -470,17 +747,20 @@ class DockerSandbox:
             # No /dev/shm: /tmp is the one scratch space.
             "ipc_mode": "none",
             "cap_drop": ["ALL"],
-            "security_opt": ["no-new-privileges"],
-            "mem_limit": f"{lim.memory_mb}m",
-            "memswap_limit": f"{lim.memory_mb}m",
+            "runtime": self.runtime.value,
+            "security_opt": ["no-new-privileges", f"seccomp={seccomp_profile()}"],
+            # What its bot.toml asks for, within the arena's cap (refused above it).
+            "mem_limit": f"{memory_mb}m",
+            "memswap_limit": f"{memory_mb}m",
             "nano_cpus": round(lim.cpus * 1e9),
-            "pids_limit": lim.pids,
+            "pids_limit": host_pids_limit(self.runtime, lim.pids),
             "oom_score_adj": 1000,
             "ulimits": [
                 Ulimit(name="nofile", soft=lim.open_files, hard=lim.open_files),
                 Ulimit(name="fsize", soft=fsize, hard=fsize),
                 Ulimit(name="cpu", soft=lim.cpu_seconds, hard=lim.cpu_seconds + 5),
                 Ulimit(name="core", soft=0, hard=0),
+                *self._nproc(),
             ],
             "volumes": {str(sock_dir): {"bind": SOCKET_DIR, "mode": "rw"}},
             # Output is streamed by attach; Docker's own log would grow without bound.
@@ -488,6 +768,17 @@ class DockerSandbox:
             "stdin_open": False,
             "tty": False,
         }
+
+    def _nproc(self) -> list[Any]:
+        """Under runsc, the bot's process and thread limit: ``RLIMIT_NPROC``, in gVisor's kernel.
+
+        gVisor's Sentry enforces ``RLIMIT_NPROC`` over the tasks of its own kernel, that is,
+        this one bot's processes and threads. Under runc it would count every process of user
+        65534 on the host, every other bot's included: there the pids cgroup is the limit.
+        """
+        if self.runtime is not Runtime.RUNSC:
+            return []
+        return [Ulimit(name="nproc", soft=self.limits.pids, hard=self.limits.pids)]
 
     def _name(self, label: str) -> str:
         clean = re.sub(r"[^A-Za-z0-9_.-]", "-", label)[:60]
@@ -509,19 +800,18 @@ class DockerSandbox:
         )
 
     def start(self, bot: BotManifest, workdir: Path, label: str) -> _DockerBot:
-        """Start ``bot`` in a new container serving on ``workdir/sock/bot.sock``.
+        """Start ``bot`` in a new container serving on ``bot.sock`` in a new socket directory.
 
         Raises:
             SandboxError: its image cannot be built, or the container cannot start.
         """
+        self.limits.memory_for(bot)  # above the cap: refused before anything is made
         image = self.image_for(bot)
         workdir = workdir.resolve()
         sock_dir = workdir / "sock"
         try:
             workdir.mkdir(parents=True, exist_ok=True)
-            shutil.rmtree(sock_dir, ignore_errors=True)
-            sock_dir.mkdir()
-            mounted = _mount_tmpfs(sock_dir)
+            sock_dir, mounted = self._socket_dir(workdir)
             # Writable for the container's user 65534 until its socket exists.
             os.chmod(sock_dir, 0o777)
         except OSError as e:
@@ -530,26 +820,27 @@ class DockerSandbox:
             self._ensure_watchdog()
         token = secrets.token_hex(16)
         try:
-            container = self.client.containers.create(
+            container = self._create(
                 image,
                 name=self._name(label),
                 **self._entrypoint(image),
                 **self._container_config(bot, label, sock_dir, token),
             )
         except docker.errors.DockerException as e:
-            if mounted:
-                _unmount(sock_dir)
+            _remove_sock_dir(sock_dir, mounted)
             raise SandboxError(f"{bot.name}: cannot create its container: {e}") from e
         try:
             # Attach before start: everything the bot writes is streamed from its first byte.
-            stream = self.client.api.attach(
-                str(container.id), stdout=True, stderr=True, stream=True
+            stream: Any = _retried(  # an iterator of bytes, with stream=True
+                self.client.api.attach, str(container.id), stdout=True, stderr=True, stream=True
             )
             pump = StderrCapture(stream, workdir / "output.log", self.limits.log_bytes)
-            running = _DockerBot(self, container, workdir, pump, mounted, token)
+            running = _DockerBot(self, container, workdir, pump, mounted, sock_dir, token)
+            running.stream = stream
+            pump.on_flood(running.stop)
             with self._lock:
                 self._running.add(running)
-            container.start()
+            _retried(container.start)
             running.started_at = time.monotonic()
         except docker.errors.DockerException as e:
             with contextlib.suppress(docker.errors.DockerException):
@@ -562,6 +853,44 @@ class DockerSandbox:
         ).start()
         return running
 
+    def _socket_dir(self, workdir: Path) -> tuple[Path, bool]:
+        """A new socket directory for one container, and whether it is a tmpfs to unmount.
+
+        A container's ``/proc/self/mountinfo`` shows, for a bind mount, the path of its source
+        within the host file system it lives on: a directory of the arena's work directory
+        would tell a bot where the arena keeps its files and its neighbours' sockets (issue
+        15, finding 8). As root, the directory is ``workdir/sock`` with a tmpfs mounted on it,
+        which shows as ``/``. Otherwise it is ``<tmp>/flipflop-sock-<random>/s``: a random name
+        under the system's temporary directory, whose parent only the arena's user can enter
+        (``mkdtemp``'s 0700), so no other user of the host can reach it either.
+        """
+        if self.tmpfs_sockets:
+            sock_dir = workdir / "sock"
+            shutil.rmtree(sock_dir, ignore_errors=True)
+            sock_dir.mkdir()
+            if _mount_tmpfs(sock_dir):
+                return sock_dir, True
+            sock_dir.rmdir()
+        private = Path(tempfile.mkdtemp(prefix=_PRIVATE_PREFIX)).resolve()
+        (private / "s").mkdir()
+        return private / "s", False
+
+    def _create(self, image: str, **kwargs: Any) -> Any:
+        """``containers.create``, plus ``HostConfig.MaskedPaths``, which it has no keyword for."""
+        kwargs = {**kwargs, "image": image, "version": self.client.api.api_version}
+        args = _create_container_args(kwargs)
+        args["host_config"]["MaskedPaths"] = list(MASKED_PATHS)
+        try:
+            created = self.client.api.create_container(**args)
+        except _NO_ANSWER:
+            # A loaded engine may have created it without answering in time: find it by its
+            # name (unique to this sandbox), or create it again.
+            try:
+                created = {"Id": _retried(self.client.api.inspect_container, args["name"])["Id"]}
+            except docker.errors.NotFound:
+                created = _retried(self.client.api.create_container, **args)
+        return _retried(self.client.containers.get, created["Id"])
+
     def _forget(self, bot: _DockerBot) -> None:
         with self._lock:
             self._running.discard(bot)
@@ -569,7 +898,9 @@ class DockerSandbox:
     def running(self) -> list[Any]:
         """The containers of this sandbox that still exist (for tests and diagnostics)."""
         return list(
-            self.client.containers.list(all=True, filters={"label": f"flipflop.run={self.run_id}"})
+            self.client.containers.list(
+                all=True, filters={"label": f"flipflop.run={self.run_id}"}, ignore_removed=True
+            )
         )
 
     def close(self) -> None:

@@ -6,7 +6,9 @@ for untrusted submissions. What it does (docs/sandbox.md lists what it cannot do
 - a copy of the bot directory as its working directory, and its own scratch ``tmp/``;
 - a scrubbed environment (``PATH``, ``HOME``, ``TMPDIR``, ``LANG``, the socket and its seat's
   secret ``FLIPFLOP_SEAT_TOKEN`` only);
-- limits on address space, CPU seconds, file size and open files;
+- limits on memory, CPU seconds, file size and open files: memory is resident memory (swap
+  included) in its memory cgroup where there is one, else address space (``RLIMIT_AS``, which
+  kills runtimes that reserve much, such as Node.js; the ``sandbox:`` line says so);
 - where the arena runs as root with a writable cgroup file system: a cgroup of its own
   (``_cgroup.py``), entered before any of its code runs, with a CPU quota of ``limits.cpus``
   CPUs and a limit of ``limits.pids`` processes shared by everything it starts, children that
@@ -57,6 +59,8 @@ __all__ = ["ProcessSandbox"]
 # of real accounts and of the usual subordinate-id ranges of user namespaces.
 _UID_RANGE = (0x60000000, 0x70000000)
 _PATH = "/usr/local/bin:/usr/bin:/bin"
+_STOP_WAIT_S = 30.0
+"""How long a second ``stop`` waits for the first to finish."""
 
 
 @functools.cache
@@ -265,6 +269,7 @@ class _ProcessBot:
         self._log = log
         self._stopped = False
         self._lock = threading.Lock()
+        self._done = threading.Event()  # set once a stop has finished
         self._sock_fd: int | None = None
         self.started_at = time.monotonic()
 
@@ -278,6 +283,10 @@ class _ProcessBot:
         # The wrappers exec one another: this pid is the bot's own process.
         return None if self.proc.poll() is not None else process_cpu_seconds(self.proc.pid)
 
+    def cpu_ns(self) -> int | None:
+        # Its cgroup's accounting: every process and thread it started, gone ones included.
+        return None if self.cgroup is None else self.cgroup.usage_ns()
+
     def target(self) -> str | None:
         if self._sock_fd is None:
             # Its own user, or (without one) the arena's: the directory is made by the arena.
@@ -289,12 +298,18 @@ class _ProcessBot:
     def exit_status(self) -> str | None:
         code = self.proc.poll()
         if code is None:
-            return None
-        return f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+            # Being stopped by the arena is as good as ended: no call will be answered.
+            return self._log.stopped_why or None
+        how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+        if code == -signal.SIGKILL and self.cgroup is not None and self.cgroup.oom_kills():
+            how = "killed for using more than its memory limit (out of memory)"
+        return f"{self._log.stopped_why}; {how}" if self._log.stopped_why else how
 
     def stop(self) -> None:
         with self._lock:
             if self._stopped:
+                # Another thread stops it (the log pump, for a flood): return once it is gone.
+                self._done.wait(_STOP_WAIT_S)
                 return
             self._stopped = True
         with contextlib.suppress(OSError):
@@ -321,6 +336,7 @@ class _ProcessBot:
         for sub in ("bot", "tmp", "sock"):
             shutil.rmtree(self.workdir / sub, ignore_errors=True)
         self._sandbox._forget(self)
+        self._done.set()
 
 
 class ProcessSandbox:
@@ -354,6 +370,13 @@ class ProcessSandbox:
             parts.append(self.cgroups.describe(self.limits.cpus, self.limits.pids))
         else:
             parts.append(f"NO CPU QUOTA: {self.cgroups_unavailable}")
+        if self.cgroups is None or self.cgroups.acct is None:
+            # Said once, here: the runner falls back to wall time for every decision.
+            parts.append("WALL-CLOCK TIME CONTROL: no CPU accounting, neighbours' load is charged")
+        else:
+            parts.append("time control on each bot's cgroup CPU time")
+        parts.append(self._memory_line())
+        parts.append("HTTP/2 frames not counted (dialled directly, no flood relay)")
         self.isolation = ", ".join(parts)
         self._running: set[_ProcessBot] = set()
         self._lock = threading.Lock()
@@ -370,14 +393,31 @@ class ProcessSandbox:
         # First, as root: join the cgroup (a shell that execs the rest); then the limits, the
         # namespace and the user, each a wrapper that execs the next.
         prefix = cgroup.command() if cgroup is not None else []
-        prefix += self._limits(uid)
+        prefix += self._limits(uid, self.limits.memory_for(bot), cgroup)
         if self.netns:
             prefix += ["unshare", "--net"] + ([] if os.geteuid() == 0 else ["--map-root-user"])
         if uid is not None:
             prefix += _setpriv(uid)
         return prefix + cmd
 
-    def _limits(self, uid: int | None) -> list[str]:
+    def _memory_line(self) -> str:
+        """How bots' memory is limited, for the ``sandbox:`` line."""
+        lim = self.limits
+        if self.cgroups is not None and self.cgroups.memory is not None:
+            swap = ", no swap" if self.cgroups.no_swap else ", SWAP NOT LIMITED"
+            return (
+                f"memory limit of {lim.memory_mb} MB resident per bot (memory cgroup{swap}; "
+                f"bot.toml may ask for up to {lim.max_memory_mb} MB)"
+            )
+        why = self.cgroups.no_memory if self.cgroups is not None else self.cgroups_unavailable
+        return (
+            f"MEMORY LIMITED BY ADDRESS SPACE ({lim.memory_mb} MB, RLIMIT_AS), not resident "
+            f"memory: no memory cgroup ({why}); runtimes that reserve much (Node.js) cannot start"
+        )
+
+    def _limits(
+        self, uid: int | None, memory_mb: int | None = None, cgroup: BotCgroup | None = None
+    ) -> list[str]:
         """``prlimit`` arguments that set the bot's limits before it is exec'd.
 
         A wrapper command, not ``preexec_fn``: Python code between fork and exec in a process
@@ -388,9 +428,12 @@ class ProcessSandbox:
             return []
         lim = self.limits
         mb = 1024 * 1024
+        as_mb = lim.memory_mb if memory_mb is None else memory_mb
         args = [
             "prlimit",
-            f"--as={lim.memory_mb * mb}",
+            # No address-space limit where its memory cgroup limits resident memory: runtimes
+            # reserve far more than they use (Node.js: 1 GB or more for its code range alone).
+            *([] if cgroup is not None and cgroup.memory is not None else [f"--as={as_mb * mb}"]),
             f"--cpu={lim.cpu_seconds}:{lim.cpu_seconds + 5}",
             f"--fsize={lim.file_size_mb * mb}",
             f"--nofile={lim.open_files}",
@@ -404,6 +447,7 @@ class ProcessSandbox:
     def start(self, bot: BotManifest, workdir: Path, label: str) -> _ProcessBot:
         """Copy the bot into ``workdir/bot`` and start it serving on ``workdir/sock``."""
         workdir = workdir.resolve()
+        self.limits.memory_for(bot)  # a bot asking for more than the cap never starts
         uid = secrets.randbelow(_UID_RANGE[1] - _UID_RANGE[0]) + _UID_RANGE[0]
         uid_or_none = uid if self.own_user else None
         try:
@@ -438,7 +482,9 @@ class ProcessSandbox:
         cgroup: BotCgroup | None = None
         if self.cgroups is not None:
             try:
-                cgroup = self.cgroups.create(self.limits.cpus, self.limits.pids)
+                cgroup = self.cgroups.create(
+                    self.limits.cpus, self.limits.pids, memory_mb=self.limits.memory_for(bot)
+                )
             except OSError as e:
                 raise SandboxError(f"{bot.name}: cannot make its cgroup: {e}") from e
         try:
@@ -481,6 +527,7 @@ class ProcessSandbox:
         running = _ProcessBot(
             self, proc, f"unix:{sock}", workdir, log, uid_or_none, ns, ns_fd, cgroup, token
         )
+        log.on_flood(running.stop)
         with self._lock:
             self._running.add(running)
         return running

@@ -387,7 +387,9 @@ def check_bot(
     findings = _Findings()
     identity: BotIdentity | None = None
     rng = random.Random(f"flipflop-conformance:{seed}")
-    with BotClient(endpoint) as client:
+    from flipflop import __version__  # here: flipflop imports this module
+
+    with BotClient(endpoint, arena_version=f"flipflop-conformance {__version__}") as client:
         try:
             identity = _meet(client, findings, decision_timeout, start_timeout, seat_token)
             if identity is not None:

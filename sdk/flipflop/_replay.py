@@ -10,7 +10,9 @@ line, each with a ``type``:
 ``action``
     ``hand``, ``seat``, ``action`` (an ActionKind value), ``cards`` (card codes such as
     ``"Th"``; for a discard draw, the card taken), ``target`` (lay-off spread index) and
-    optionally ``note``, ``ms`` (decision time) and ``fault``.
+    optionally ``note``, ``ms`` (the decision's wall time), ``cpu_ms`` (the CPU time the bot
+    used for it, what the arena charged; absent where it was not known, and in files written
+    before it existed: readers must not need it) and ``fault``.
 ``deal`` (version 2, just before its hand's settlement)
     ``hand``, ``deck`` (52 card codes, top first) and ``shows`` (R-SHOW: seat, card, pot).
 ``settlement``
@@ -395,8 +397,11 @@ class ReplayWriter:
         note: str = "",
         ms: float | None = None,
         fault: str = "",
+        cpu_ms: float | None = None,
     ) -> None:
         """Record one applied action with its actor and, optionally, note, timing and fault.
+
+        ``ms`` is the decision's wall time and ``cpu_ms`` the CPU time the bot used for it.
 
         Call it for every applied action, in order: a discard draw's card is found by following
         the discard pile through the recorded actions.
@@ -406,6 +411,8 @@ class ReplayWriter:
             rec["note"] = note
         if ms is not None:
             rec["ms"] = round(ms, 3)
+        if cpu_ms is not None:
+            rec["cpu_ms"] = round(cpu_ms, 3)
         if fault:
             rec["fault"] = fault
         self._write(rec)

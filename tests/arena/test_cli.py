@@ -27,6 +27,9 @@ from arena.cli import main
 
 BOTS = ("random", "greedy", "counter")
 LADDER = [*BOTS, "--matches", "3", "--hand-cap", "30", "--sandbox", "process", "--seed", "1"]
+_ADVERSARIES = Path(__file__).resolve().parent / "sandbox" / "adversaries"
+COLLUDERS = [str(_ADVERSARIES / "signaller"), str(_ADVERSARIES / "listener")]
+"""Two bots of one author (``mallory``)."""
 """A ladder of a few seconds: one table, one seat rotation of 3 matches of 30 hands.
 
 An explicit seed, so that two runs deal the same cards (the default is a fresh secret key)."""
@@ -294,8 +297,20 @@ def test_summary_txt_holds_the_standings_and_the_match_count(finished: Run) -> N
         (["run", *BOTS, "--matches", "0", "--out", "{tmp}/o"], 2, ["--matches"]),
         (["run", "random", "greedy", "--sandbox", "process", "--out", "{tmp}/o"], 3, ["3 bots"]),
         (["replay", "{tmp}/missing.jsonl"], 2, ["missing.jsonl", "does not exist"]),
+        (
+            ["run", *COLLUDERS, "greedy", "--owners-apart", "--sandbox", "process"],
+            3,
+            ["at least 3 owners, got 2"],
+        ),
     ],
-    ids=["unknown-bot", "table-size-6", "matches-0", "two-bots", "replay-missing-file"],
+    ids=[
+        "unknown-bot",
+        "table-size-6",
+        "matches-0",
+        "two-bots",
+        "replay-missing-file",
+        "owners-apart-2-authors",
+    ],
 )
 def test_bad_arguments_are_refused_in_one_line(
     args: list[str], code: int, fragments: list[str], tmp_path: Path
@@ -433,13 +448,23 @@ def test_replay_hand_past_the_end_exits_2(finished: Run) -> None:
 
 
 def test_new_bot_creates_the_bot_files(tmp_path: Path) -> None:
-    """``new-bot mybot --dir D`` makes D/mybot: bot.py, bot.toml, Dockerfile, README.md."""
+    """``new-bot mybot --dir D`` makes D/mybot: bot.py, bot.toml, README.md (no Dockerfile)."""
     result = invoke("new-bot", "mybot", "--dir", str(tmp_path))
 
     assert 0 == result.exit_code, result.output
-    assert ["Dockerfile", "README.md", "bot.py", "bot.toml"] == sorted(
+    assert ["README.md", "bot.py", "bot.toml"] == sorted(
         p.name for p in (tmp_path / "mybot").iterdir()
     )
+    assert f"  arena check {tmp_path / 'mybot'}" in result.stdout.splitlines()
+
+
+def test_new_bot_with_an_unknown_language_exits_2_listing_the_known(tmp_path: Path) -> None:
+    """``new-bot --lang cobol`` is a usage error naming the languages there are templates for."""
+    result = invoke("new-bot", "mybot", "--lang", "cobol", "--dir", str(tmp_path))
+
+    assert 2 == result.exit_code, result.output
+    assert "'node'" in result.output and "'python'" in result.output
+    assert not (tmp_path / "mybot").exists()
 
 
 def test_new_bot_template_passes_the_conformance_check(tmp_path: Path) -> None:

@@ -205,3 +205,51 @@ def test_plan_spread_reads_as_a_sentence() -> None:
         bots=4, min_matches=3, max_matches=6, pairs=6, never_met=1, min_meetings=0, max_meetings=2
     )
     assert "3-6 matches per bot, 0-2 tables per pair, 1 of 6 pairs never met" == str(spread)
+
+
+def _shared_owner(plan: list[PlannedMatch], owners: dict[str, str]) -> list[tuple[str, ...]]:
+    return [p.bots for p in plan if len({owners.get(b, b) for b in p.bots}) < len(p.bots)]
+
+
+@pytest.mark.parametrize(
+    ("n", "k", "matches", "duplicate"),
+    [(6, 3, 60, True), (9, 3, 12, False), (12, 4, 200, True), (40, 5, 400, False)],
+)
+def test_owners_apart_never_share_a_table(n: int, k: int, matches: int, duplicate: bool) -> None:
+    """With owners, no table seats two bots of one owner; the plan stays balanced.
+
+    The league's rule against two bots of one author signalling hidden cards to each other.
+    """
+    bots = [f"b{i:02d}" for i in range(n)]
+    owners = {b: f"author{i // 2}" for i, b in enumerate(bots)}  # each author has two bots
+    plan = plan_ladder(
+        bots, matches=matches, table_size=k, seed=3, duplicate=duplicate, owners=owners
+    )
+    assert [] == _shared_owner(plan, owners)
+    counts = Counter(b for p in plan for b in p.bots)
+    assert max(counts.values()) - min(counts.values()) <= (k if duplicate else 1)
+    # Without the rule, the same ladder does seat an author's two bots together.
+    assert _shared_owner(plan_ladder(bots, matches=matches, table_size=k, seed=3), owners)
+
+
+def test_owners_that_cannot_be_kept_apart_are_refused() -> None:
+    """Fewer owners than seats: no table is possible, and the error says why."""
+    owners = {"a": "x", "b": "x", "c": "y", "d": "y"}
+    with pytest.raises(PlanError, match="at least 3 owners, got 2"):
+        plan_ladder(list(owners), matches=6, table_size=3, seed=1, owners=owners)
+
+
+def test_owners_of_one_bot_each_change_nothing() -> None:
+    """Every bot its own owner: the very plan of a ladder without owners."""
+    bots = [f"b{i}" for i in range(9)]
+    for duplicate in (True, False):
+        plain = plan_ladder(bots, matches=30, table_size=3, seed=4, duplicate=duplicate)
+        owned = plan_ladder(
+            bots,
+            matches=30,
+            table_size=3,
+            seed=4,
+            duplicate=duplicate,
+            owners={b: b.upper() for b in bots},
+        )
+        assert plain == owned

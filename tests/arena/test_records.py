@@ -426,3 +426,15 @@ def test_streaming_holds_far_less_than_the_records(tmp_path: Path) -> None:
     assert 40 == len(tally.standings)
     assert streamed < held / 5, f"streaming peak {streamed:,} B, parsed records {held:,} B"
     assert streamed < 16 * 2**20, f"streaming peak {streamed:,} B"
+
+
+def test_an_out_of_memory_crash_is_counted_as_such(tmp_path: Path) -> None:
+    """Issue 15: an OOM kill is summarised as ``crash (out of memory)``, not a plain crash."""
+    rec = _record(0, "a b c", (1, 2, 3), (300, 0, 0), faults=[(1, "crash"), (2, "crash")])
+    rec["faults"][0]["detail"] = "out of memory: Decide: connection reset (killed for using …)"
+    rec["faults"][1]["detail"] = "Decide: connection reset (exit code 1)"
+    path = _write(tmp_path / "m.jsonl", [rec])
+
+    faults = tally_results(path).faults
+
+    assert {"b": {"crash (out of memory)": 1}, "c": {"crash": 1}} == faults

@@ -285,3 +285,16 @@ def test_slow_notices_are_charged_to_the_time_bank(
     assert all(f.detail.startswith("hand_ended:") for f in faults)
     assert faults[-1].forfeited
     assert [] == [f for f in rec.faults if f.seat != 0]
+
+
+def test_the_arena_names_itself_in_the_handshake(tmp_path: Path) -> None:
+    """The handshake's ``arena_version`` is the arena's version (issue 14: it was empty).
+
+    The SDK's server logs it, so the seat's log shows which arena it played.
+    """
+    from arena import __version__
+
+    rec = _play(tmp_path, ROOT / "bots" / "counter")
+
+    log = Path(rec.seats[0].log).read_text(encoding="utf-8")
+    assert f"handshake from arena {__version__} (protocol" in log

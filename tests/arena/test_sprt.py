@@ -88,13 +88,45 @@ def test_greedy_against_random_is_decided_at_the_first_chance(
 
 
 def test_the_cli_refuses_a_bad_test(tmp_path: Path) -> None:
-    """Exit 2 with one line: a bot not in BOTS; --resume with --sprt."""
+    """Exit 2 with one line: a bot not in BOTS."""
     runner = CliRunner()
     bad = runner.invoke(
         main, ["run", "greedy", "random", "counter", *QUICK, "--sprt", "search", "greedy"]
     )
     assert 2 == bad.exit_code
     assert "search is not one of the bots" in bad.output
-    resumed = runner.invoke(main, ["run", "--resume", "--sprt", "greedy", "random"])
-    assert 2 == resumed.exit_code
-    assert "--sprt cannot --resume" in resumed.output
+
+
+def _verdict_lines(output: str) -> list[str]:
+    return [x for x in output.splitlines() if x.startswith(("sprt:", "mean luck-adjusted"))]
+
+
+@pytest.mark.slow
+def test_a_resumed_test_plays_only_what_is_missing_and_decides_the_same(tmp_path: Path) -> None:
+    """--resume after a cut mid-set plays only the rest, and decides as if never stopped.
+
+    The sets, LLR and decision equal those of the run that was not cut.
+    """
+    out = tmp_path / "out"
+    runner = CliRunner()
+    args = ["run", "greedy", "random", "counter", *QUICK, "--out", str(out)]
+    whole = runner.invoke(main, [*args, *SPRT, "greedy", "random"])
+    assert 0 == whole.exit_code, whole.output
+    lines = (out / "matches.jsonl").read_text().splitlines(keepends=True)
+    assert 30 == len(lines)
+    (out / "matches.jsonl").write_text("".join(lines[:14]))  # sets 0-3 and 2 of set 4
+
+    resumed = runner.invoke(main, ["run", "--out", str(out), "--resume", "--sandbox", "process"])
+
+    assert 0 == resumed.exit_code, resumed.output
+    assert "after 10 duplicate sets counted (16 matches played)" in resumed.output
+    assert _verdict_lines(whole.output) == [
+        x.replace("(16 matches played)", "(30 matches played)")
+        for x in _verdict_lines(resumed.output)
+    ]
+    assert 30 == len((out / "matches.jsonl").read_text().splitlines())
+    other = runner.invoke(
+        main, ["run", "--out", str(out), "--resume", "--sandbox", "process", "--delta", "0.5"]
+    )
+    assert 3 == other.exit_code
+    assert "give the same" in other.output

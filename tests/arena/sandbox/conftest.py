@@ -1,7 +1,10 @@
 """Fixtures for the sandbox tests: a real sandbox of each kind, adversaries, real matches.
 
 Docker tests skip when no Docker engine answers, unless ``ARENA_REQUIRE_DOCKER`` is set (CI):
-then they fail, so that a missing engine can never pass for a green build.
+then they fail, so that a missing engine can never pass for a green build. They run under each
+container runtime (``docker_runtime``): ``runc`` and gVisor's ``runsc``, or only the one
+``ARENA_DOCKER_RUNTIME`` names; ``runsc`` cases skip where the engine does not have it, unless
+``ARENA_REQUIRE_RUNSC`` is set.
 """
 
 from __future__ import annotations
@@ -20,10 +23,12 @@ import pytest
 
 from arena._runner import MatchRecord, TimeControl, run_match
 from arena.sandbox import ProcessSandbox, Sandbox, SandboxLimits
-from arena.sandbox._docker import LABEL, DockerSandbox, docker_available
+from arena.sandbox._docker import LABEL, DockerSandbox, Runtime, docker_available
 from flipflop import BotManifest, MatchConfig, read_manifest
 
 REQUIRE_DOCKER = "ARENA_REQUIRE_DOCKER"
+REQUIRE_RUNSC = "ARENA_REQUIRE_RUNSC"
+DOCKER_RUNTIME = "ARENA_DOCKER_RUNTIME"
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 ADVERSARIES = HERE / "adversaries"
@@ -42,6 +47,32 @@ def require_docker() -> None:
         return
     if os.environ.get(REQUIRE_DOCKER):
         pytest.fail(f"{REQUIRE_DOCKER} is set but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def docker_runtimes() -> list[str]:
+    """The runtimes Docker tests run under: ``$ARENA_DOCKER_RUNTIME``, or runc and runsc."""
+    asked = os.environ.get(DOCKER_RUNTIME)
+    return [asked] if asked else [Runtime.RUNC.value, Runtime.RUNSC.value]
+
+
+def require_runtime(runtime: str) -> None:
+    """Skip the test when the engine lacks ``runtime``; fail instead under ARENA_REQUIRE_RUNSC."""
+    require_docker()
+    if runtime != Runtime.RUNSC.value:
+        return
+    import docker  # type: ignore[import-untyped,unused-ignore]
+
+    client = docker.from_env()
+    try:
+        runtimes = client.info().get("Runtimes") or {}
+    finally:
+        client.close()
+    if runtime in runtimes:
+        return
+    reason = "the Docker engine has no runsc runtime (gVisor is not installed)"
+    if os.environ.get(REQUIRE_RUNSC):
+        pytest.fail(f"{REQUIRE_RUNSC} is set but {reason}", pytrace=False)
     pytest.skip(reason)
 
 
@@ -86,14 +117,23 @@ class Arena:
 
     kind: str
     scratch: Path
+    runtime: str = "auto"
+    """The Docker sandbox's runtime (``docker_runtime``)."""
+    non_root: bool = False
+    """Start Docker sandboxes as an arena that is not root does: no tmpfs, ``umask 0``."""
     sandboxes: list[Sandbox] = field(default_factory=list)
     workdirs: list[Path] = field(default_factory=list)
 
     def sandbox(self, limits: SandboxLimits | None = None) -> Sandbox:
         """A new sandbox of this kind, closed at teardown."""
         box: Sandbox = (
-            DockerSandbox(limits, log=QUIET) if self.kind == "docker" else ProcessSandbox(limits)
+            DockerSandbox(limits, log=QUIET, runtime=self.runtime)
+            if self.kind == "docker"
+            else ProcessSandbox(limits)
         )
+        if self.non_root and isinstance(box, DockerSandbox):
+            box.tmpfs_sockets = False
+            box.open_socket = True
         self.sandboxes.append(box)
         return box
 
@@ -165,7 +205,9 @@ def our_containers() -> list[Any]:
     try:
         return list(
             client.containers.list(
-                all=True, filters={"label": [f"{LABEL}=1", f"flipflop.pid={os.getpid()}"]}
+                all=True,
+                filters={"label": [f"{LABEL}=1", f"flipflop.pid={os.getpid()}"]},
+                ignore_removed=True,  # one removed between listing and inspecting is gone
             )
         )
     finally:
@@ -230,9 +272,16 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """Run every test that uses ``kind`` (or ``arena``) in each sandbox.
 
     Module scope, so that a match played by a module fixture is shared by its tests. The
-    process case of a test marked ``process_cannot`` is ``xfail(strict=True)``.
+    process case of a test marked ``process_cannot`` is ``xfail(strict=True)``. A test that
+    uses ``docker_runtime`` (as ``arena`` does) runs its Docker case under each of
+    :func:`docker_runtimes` (ids ``docker-runc``, ``docker-runsc``).
     """
+    runtimes = docker_runtimes()
     if "kind" not in metafunc.fixturenames:
+        if "docker_runtime" in metafunc.fixturenames:
+            metafunc.parametrize(
+                "docker_runtime", runtimes, ids=runtimes, indirect=True, scope="module"
+            )
         return
     process_marks = []
     for mark in metafunc.definition.iter_markers("process_cannot"):
@@ -246,20 +295,49 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             process_marks.append(
                 pytest.mark.xfail(reason=reason, strict=True, raises=AssertionError)
             )
+    if "docker_runtime" not in metafunc.fixturenames:
+        metafunc.parametrize(
+            "kind",
+            [
+                pytest.param("process", id="process", marks=process_marks),
+                pytest.param("docker", id="docker", marks=pytest.mark.docker),
+            ],
+            scope="module",
+        )
+        return
     metafunc.parametrize(
-        "kind",
+        ("kind", "docker_runtime"),
         [
-            pytest.param("process", id="process", marks=process_marks),
-            pytest.param("docker", id="docker", marks=pytest.mark.docker),
+            pytest.param("process", "", id="process", marks=process_marks),
+            *(
+                pytest.param("docker", r, id=f"docker-{r}", marks=pytest.mark.docker)
+                for r in runtimes
+            ),
         ],
+        indirect=["docker_runtime"],
         scope="module",
     )
 
 
-def _arena(kind: str, scratch: Path, request: pytest.FixtureRequest) -> Iterator[Arena]:
+@pytest.fixture(scope="module")
+def docker_runtime(request: pytest.FixtureRequest) -> str:
+    """The Docker sandbox's runtime; :func:`pytest_generate_tests` gives each in turn.
+
+    Skips (or fails, see :func:`require_runtime`) where the engine does not have it; empty
+    for the process sandbox's case.
+    """
+    runtime: str = getattr(request, "param", "auto")
+    if runtime:
+        require_runtime(runtime)
+    return runtime
+
+
+def _arena(
+    kind: str, runtime: str, scratch: Path, request: pytest.FixtureRequest
+) -> Iterator[Arena]:
     if kind == "docker":
         request.getfixturevalue("docker_images")
-    a = Arena(kind, scratch)
+    a = Arena(kind, scratch, runtime)
     try:
         yield a
     finally:
@@ -272,14 +350,20 @@ def _arena(kind: str, scratch: Path, request: pytest.FixtureRequest) -> Iterator
 
 
 @pytest.fixture
-def arena(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Arena]:
+def arena(
+    kind: str, docker_runtime: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> Iterator[Arena]:
     """An :class:`Arena` of ``kind``; afterwards no container or process of it may remain."""
-    yield from _arena(kind, tmp_path, request)
+    yield from _arena(kind, docker_runtime, tmp_path, request)
 
 
 @pytest.fixture(scope="module")
 def module_arena(
-    kind: str, tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+    kind: str,
+    docker_runtime: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    request: pytest.FixtureRequest,
 ) -> Iterator[Arena]:
     """:func:`arena` for one match shared by several tests of a module."""
-    yield from _arena(kind, tmp_path_factory.mktemp(f"arena-{kind}"), request)
+    scratch = tmp_path_factory.mktemp(f"arena-{kind}")
+    yield from _arena(kind, docker_runtime, scratch, request)

@@ -44,6 +44,8 @@ _TREE = cgroup_tree()
 NO_CPU_QUOTA = _TREE if isinstance(_TREE, str) else ""
 """Why the process sandbox has no CPU quota here (no cgroups it may use); empty if it has."""
 NO_PIDS_CGROUP = isinstance(_TREE, str) or _TREE.pids is None
+MEMORY_CGROUP = not isinstance(_TREE, str) and _TREE.memory is not None
+"""The process sandbox limits resident memory with a memory cgroup (else address space)."""
 
 
 def opponents(arena: Arena) -> list[Any]:
@@ -101,12 +103,19 @@ def test_network_is_unreachable(arena: Arena) -> None:
     reason="process sandbox: no process limit without root (RLIMIT_NPROC would count all the "
     "user's processes, and there is no pids cgroup); a fork bomb would hurt this machine",
 )
-def test_fork_bomb_is_bounded_and_reaped(arena: Arena) -> None:
+def test_fork_bomb_is_bounded_and_reaped(arena: Arena, docker_runtime: str) -> None:
     """Forking stops at the pids limit; every child is gone after the match.
 
     Even the one that left the bot's process group and session with setsid.
+
+    Under gVisor the limit is ``RLIMIT_NPROC`` in its kernel (``host_pids_limit``), and each
+    forked child of a Python gRPC bot is charged about 18 MB of the memory limit (1 MB under
+    runc; measured on the 2-core test machine), so at the default 512 MB the memory limit ends
+    the bomb first, reported as ``crash (out of memory)``: the runsc case gets 2 GB, for the
+    pids limit to be what stops it.
     """
-    limits = SandboxLimits(pids=64)
+    memory_mb = 2048 if docker_runtime == "runsc" else SandboxLimits().memory_mb
+    limits = SandboxLimits(pids=64, memory_mb=memory_mb)
     played = arena.play([arena.adversary("forkbomb"), *opponents(arena)], limits=limits)
     bomb = played.report(ADV, "fork bomb")
     assert bomb["blocked"], bomb
@@ -117,12 +126,17 @@ def test_fork_bomb_is_bounded_and_reaped(arena: Arena) -> None:
 
 
 def test_memory_is_capped(arena: Arena) -> None:
-    """A bot cannot hold more memory than its limit: refused (process) or killed (docker)."""
+    """A bot cannot hold more memory than its limit: killed, and the fault says out of memory.
+
+    Docker, and the process sandbox with a memory cgroup, limit resident memory: the kernel's
+    OOM killer ends the bot. The process sandbox without one limits address space: the bot's
+    allocation is refused (``MemoryError``) and it plays on.
+    """
     limits = SandboxLimits(memory_mb=512)
     played = arena.play([arena.adversary("memhog"), *opponents(arena)], limits=limits)
     held = max(r["mb"] for r in played.reports(ADV) if r["attack"] == "memory")
     assert held < limits.memory_mb
-    if arena.kind == "docker":
+    if arena.kind == "docker" or MEMORY_CGROUP:
         # The OOM killer ends the container in the middle of its decision, and the fault
         # says so (issue 15: it used to read as a plain crash).
         [fault] = played.faults(ADV)

@@ -22,7 +22,15 @@ from arena._errors import SandboxUnavailable
 from arena._ladder import LadderSpec, run_ladder
 from arena._runner import FaultKind, MatchCancelled, run_match
 from arena.sandbox import ProcessSandbox, SandboxKind, SandboxLimits, choose_sandbox
-from arena.sandbox._docker import LABEL, DockerSandbox, _remove, docker_available
+from arena.sandbox._docker import (
+    LABEL,
+    DockerSandbox,
+    Runtime,
+    _remove,
+    docker_available,
+    host_pids_limit,
+    seccomp_profile,
+)
 from arena.sandbox._images import ensure_base_image, ensure_bot_image, from_images
 from flipflop import BotClient, MatchConfig, read_manifest
 
@@ -46,9 +54,9 @@ def test_docker_available_says_why_not(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture
-def box(docker_images: None) -> Iterator[DockerSandbox]:
-    """A Docker sandbox; afterwards none of its containers may exist."""
-    sandbox = DockerSandbox(log=QUIET)
+def box(docker_images: None, docker_runtime: str) -> Iterator[DockerSandbox]:
+    """A Docker sandbox under each runtime; afterwards none of its containers may exist."""
+    sandbox = DockerSandbox(log=QUIET, runtime=docker_runtime)
     try:
         yield sandbox
     finally:
@@ -90,15 +98,18 @@ def test_container_is_locked_down(box: DockerSandbox) -> None:
         assert ["ALL"] == host["CapDrop"]
         assert not host.get("CapAdd")
         assert host["Privileged"] is False
-        assert ["no-new-privileges"] == host["SecurityOpt"]
+        assert ["no-new-privileges", f"seccomp={seccomp_profile()}"] == host["SecurityOpt"]
         assert lim.memory_mb * 1024 * 1024 == host["Memory"] == host["MemorySwap"]
         assert round(lim.cpus * 1e9) == host["NanoCpus"]
-        assert lim.pids == host["PidsLimit"]
+        assert host_pids_limit(box.runtime, lim.pids) == host["PidsLimit"]
         assert "none" == host["IpcMode"]
         assert "none" == host["LogConfig"]["Type"]
         ulimits = {u["Name"]: (u["Soft"], u["Hard"]) for u in host["Ulimits"]}
         assert (lim.open_files, lim.open_files) == ulimits["nofile"]
         assert (lim.file_size_mb << 20, lim.file_size_mb << 20) == ulimits["fsize"]
+        # Under gVisor its kernel limits the bot's processes and threads (host_pids_limit).
+        nproc = (lim.pids, lim.pids) if box.runtime is Runtime.RUNSC else None
+        assert nproc == ulimits.get("nproc")
         assert "/tmp" in host["Tmpfs"]
         assert f"size={lim.tmp_mb}m" in host["Tmpfs"]["/tmp"]
         mounts = [(m["Type"], m["Source"], m["Destination"]) for m in attrs["Mounts"]]
@@ -389,9 +400,9 @@ def _volume_bot(where: Path) -> Path:
     (bot / "bot.toml").write_text(
         (bot / "bot.toml").read_text().replace('name = "stayer"', 'name = "hoarder"')
     )
-    dockerfile = (bot / "Dockerfile").read_text()
     (bot / "Dockerfile").write_text(
-        dockerfile.replace("WORKDIR /bot", "WORKDIR /bot\nVOLUME /data")
+        "ARG BASE=flipflop-base:latest\nFROM ${BASE}\nCOPY . /bot\nWORKDIR /bot\nVOLUME /data\n"
+        'USER 65534:65534\nENTRYPOINT ["python3", "bot.py"]\n'
     )
     return bot
 
@@ -400,8 +411,10 @@ def _volume_bot(where: Path) -> Path:
 def test_an_image_that_declares_a_volume_is_refused(box: DockerSandbox, tmp_path: Path) -> None:
     """VOLUME would give the bot host disk outside its limits: refused with a start fault.
 
-    The fault names the volume, and no volume is created.
+    The fault names the volume, and no volume is created. (Only a trusted Dockerfile can
+    say VOLUME: the arena's own recipes never do.)
     """
+    box.trust_dockerfile = True
     before = {v.name for v in box.client.volumes.list()}
     work = short_workdir()
     try:
@@ -471,14 +484,14 @@ def test_a_rebuilt_from_image_rebuilds_the_bot_image(box: DockerSandbox, tmp_pat
     made: list[str] = []
     try:
         client.images.get(base).tag("flipflop-test-from", "latest")
-        first = ensure_bot_image(client, manifest, base, QUIET)
-        assert first == ensure_bot_image(client, manifest, base, QUIET)  # cached
+        first = ensure_bot_image(client, manifest, base, QUIET, trust_dockerfile=True)
+        assert first == ensure_bot_image(client, manifest, base, QUIET, trust_dockerfile=True)
         context = tmp_path / "ctx"
         context.mkdir()
         (context / "Dockerfile").write_text(f"FROM {base}\nLABEL rebuilt=yes\n")
         image, _ = client.images.build(path=str(context), tag=source, rm=True)
         made.append(str(image.id))
-        second = ensure_bot_image(client, manifest, base, QUIET)
+        second = ensure_bot_image(client, manifest, base, QUIET, trust_dockerfile=True)
         assert first != second
         assert "yes" == client.images.get(second).labels.get("rebuilt")
         made += [first, second]

@@ -61,7 +61,15 @@ def test_bot_process_is_limited_and_scrubbed(workdir: Path) -> None:
         pid = bot.proc.pid
         text = Path(f"/proc/{pid}/limits").read_text()
         rows = {line[:26].strip(): line[26:].split() for line in text.splitlines()[1:]}
-        assert str(512 << 20) == rows["Max address space"][0]
+        if sandbox.cgroups is not None and sandbox.cgroups.memory is not None:
+            # Resident memory is limited by its memory cgroup, not its address space.
+            assert "unlimited" == rows["Max address space"][0]
+            assert bot.cgroup is not None and bot.cgroup.memory is not None
+            v1 = bot.cgroup.memory / "memory.limit_in_bytes"
+            limit = (v1 if v1.exists() else bot.cgroup.memory / "memory.max").read_text().strip()
+            assert str(512 << 20) == limit
+        else:
+            assert str(512 << 20) == rows["Max address space"][0]
         assert "200" == rows["Max open files"][0]
         assert str(8 << 20) == rows["Max file size"][0]
         assert "100" == rows["Max cpu time"][0]

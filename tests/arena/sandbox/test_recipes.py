@@ -1,0 +1,379 @@
+"""The arena's recipes for Node.js, Go and C++ bots, built and checked with the real engine.
+
+Each template is generated as ``arena new-bot`` makes it, its image built from the arena's
+recipe for its runtime (roots made offline with debootstrap, npm packages installed on the
+host), and the conformance check run on it in the Docker sandbox, under each container
+runtime. Also: a compiled bot is built by user 65534, an image's tag follows its lock file and
+sources but not local build outputs, and a bot's ``memory_mb`` is its container's memory
+limit, within the arena's cap (test_images.py refuses a Node.js bot without a lock file).
+
+Docker tests skip without an engine (unless ``ARENA_REQUIRE_DOCKER``); the recipes' cases skip
+without debootstrap and root (for a missing root image) or npm, unless
+``ARENA_REQUIRE_TOOLCHAINS`` is set (CI). A cold run makes the three roots (about 40 s, 60 s
+and 90 s here) and builds the three images; timings go to stderr (``pytest -s``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from arena._errors import SandboxError
+from arena._runner import wait_serving
+from arena._scaffold import scaffold_bot
+from arena.cli import main
+from arena.sandbox import SandboxLimits
+from arena.sandbox._docker import DockerSandbox
+from arena.sandbox._images import (
+    CPP_BUILDER,
+    GO_BUILDER,
+    NODE_ROOT,
+    DebianRoot,
+    ensure_base_image,
+    ensure_bot_image,
+    stderr_log,
+)
+from flipflop import BotManifest, check_bot, read_manifest
+from tests.arena.sandbox.conftest import (
+    QUIET,
+    bundled,
+    docker_runtimes,
+    require_docker,
+    require_runtime,
+)
+
+REQUIRE_TOOLCHAINS = "ARENA_REQUIRE_TOOLCHAINS"
+LANGUAGES = ["node", "go", "cpp"]
+ROOTS: dict[str, DebianRoot] = {"node": NODE_ROOT, "go": GO_BUILDER, "cpp": CPP_BUILDER}
+COMPILED = ["go", "cpp"]
+MB = 1024 * 1024
+
+pytestmark = [pytest.mark.docker, pytest.mark.timeout(1200)]
+
+
+def missing(reason: str) -> None:
+    """Skip the test for a missing toolchain; fail instead under ARENA_REQUIRE_TOOLCHAINS."""
+    if os.environ.get(REQUIRE_TOOLCHAINS):
+        pytest.fail(f"{REQUIRE_TOOLCHAINS} is set but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def require_toolchain(client: Any, language: str) -> None:
+    """Skip unless ``language``'s image can be built here: its root exists or can be made."""
+    root = ROOTS[language]
+    if language == "node" and shutil.which("npm") is None:
+        missing("npm is not installed (Debian: apt-get install npm)")
+    with contextlib.suppress(Exception):
+        client.images.get(root.tag)
+        return
+    if shutil.which("debootstrap") is None and not os.path.exists("/usr/sbin/debootstrap"):
+        missing(f"no {root.tag} image and debootstrap is not installed to make it")
+    if os.geteuid() != 0:
+        missing(f"no {root.tag} image and debootstrap needs root to make it")
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    """A Docker client; the test is skipped without an engine."""
+    require_docker()
+    import docker  # type: ignore[import-untyped,unused-ignore]
+
+    c = docker.from_env(timeout=600)
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+@pytest.fixture(scope="module")
+def base(client: Any) -> str:
+    """The arena's base image, built or found once."""
+    return ensure_base_image(client, QUIET)
+
+
+@pytest.fixture(scope="module")
+def scratch() -> Iterator[Path]:
+    """A directory for this module's bots."""
+    path = Path(tempfile.mkdtemp(prefix="ffa-recipes-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def made(client: Any) -> Iterator[list[str]]:
+    """Image tags this module built; removed at its end (the roots stay: made once)."""
+    tags: list[str] = []
+    yield tags
+    for tag in tags:
+        with contextlib.suppress(Exception):
+            client.images.remove(tag, force=True)
+
+
+@pytest.fixture(scope="module")
+def templates() -> dict[str, tuple[BotManifest, str]]:
+    """Each language's generated bot and its image tag, once built (see :func:`template`)."""
+    return {}
+
+
+def template(
+    language: str,
+    client: Any,
+    base: str,
+    scratch: Path,
+    made: list[str],
+    built: dict[str, tuple[BotManifest, str]],
+) -> tuple[BotManifest, str]:
+    """``language``'s template as generated, with its image built (timed, on stderr)."""
+    if language not in built:
+        require_toolchain(client, language)
+        # A fresh name each session: a fresh tag, so the build is cold (roots aside).
+        name = f"t{language}{os.getpid()}"
+        bot = read_manifest(scaffold_bot(name, scratch, language))
+        t0 = time.perf_counter()
+        tag = ensure_bot_image(client, bot, base, stderr_log)
+        stderr_log(f"{language} template image built in {time.perf_counter() - t0:.1f} s")
+        made.append(tag)
+        built[language] = (bot, tag)
+    return built[language]
+
+
+@pytest.fixture(params=LANGUAGES)
+def generated(
+    request: pytest.FixtureRequest,
+    client: Any,
+    base: str,
+    scratch: Path,
+    made: list[str],
+    templates: dict[str, tuple[BotManifest, str]],
+) -> tuple[BotManifest, str]:
+    """Each language's generated bot and its image."""
+    return template(str(request.param), client, base, scratch, made, templates)
+
+
+@pytest.fixture(params=COMPILED)
+def compiled(
+    request: pytest.FixtureRequest,
+    client: Any,
+    base: str,
+    scratch: Path,
+    made: list[str],
+    templates: dict[str, tuple[BotManifest, str]],
+) -> tuple[BotManifest, str]:
+    """The Go and the C++ generated bot and its image."""
+    return template(str(request.param), client, base, scratch, made, templates)
+
+
+def run_in(client: Any, image: str, script: str) -> str:
+    """What ``sh -c script`` prints in a container of ``image`` (as its user, no network)."""
+    out = client.containers.run(
+        image, entrypoint=["/bin/sh", "-c", script], network_mode="none", remove=True
+    )
+    return bytes(out).decode()
+
+
+def variant(bot: BotManifest, where: Path) -> Path:
+    """A copy of ``bot``'s directory at ``where`` (same name, so the same image repository)."""
+    shutil.copytree(bot.path, where, symlinks=True)
+    return where
+
+
+# ------------------------------------------------------------------ the templates pass
+
+
+def test_arena_check_passes_in_docker(generated: tuple[BotManifest, str]) -> None:
+    """``arena check BOT --sandbox docker`` passes on each template as generated."""
+    bot, _ = generated
+    result = CliRunner().invoke(
+        main, ["check", str(bot.path), "--sandbox", "docker", "--matches", "10"]
+    )
+    assert 0 == result.exit_code, result.output
+    assert "OK: no problems found" in result.output
+
+
+@pytest.mark.parametrize("runtime", docker_runtimes())
+def test_conformance_under_each_runtime(generated: tuple[BotManifest, str], runtime: str) -> None:
+    """The conformance check passes under runc and under gVisor (runsc) alike."""
+    require_runtime(runtime)
+    bot, _ = generated
+    box = DockerSandbox(log=QUIET, runtime=runtime)
+    work = Path(tempfile.mkdtemp(prefix="ffa-rc-"))
+    try:
+        running = box.start(bot, work / "bot", "check")
+        try:
+            with wait_serving(running, bot.name, box.limits.start_timeout_s) as client:
+                report = check_bot(
+                    client.endpoint, matches=10, seed=3, seat_token=running.seat_token
+                )
+        finally:
+            running.stop()
+    finally:
+        box.close()
+        shutil.rmtree(work, ignore_errors=True)
+    assert report.ok, report
+
+
+# ------------------------------------------------------------------ how images are built
+
+
+def test_compiled_bots_are_built_by_user_65534(
+    client: Any, compiled: tuple[BotManifest, str]
+) -> None:
+    """The builder stage ran the build as 65534, and the executable it made is root's."""
+    _, tag = compiled
+    out = run_in(client, tag, "cat /etc/flipflop-build-uid; stat -c '%u %a' /bot/bot")
+    assert ["65534", "0 755"] == out.split("\n")[:2]
+
+
+def test_the_cpp_bot_needs_only_libc(
+    client: Any,
+    base: str,
+    scratch: Path,
+    made: list[str],
+    templates: dict[str, tuple[BotManifest, str]],
+) -> None:
+    """The C++ bot links gRPC and libstdc++ in: ``ldd`` lists glibc's libraries only."""
+    _, tag = template("cpp", client, base, scratch, made, templates)
+    libs = {
+        line.split()[0].rsplit("/", 1)[-1]
+        for line in run_in(client, tag, "ldd /bot/bot").splitlines()
+        if line.strip()
+    }
+    assert {"linux-vdso.so.1", "libc.so.6", "libm.so.6", "ld-linux-x86-64.so.2"} >= libs
+
+
+def test_the_node_recipe_runs_nothing_at_build_time(
+    client: Any,
+    base: str,
+    scratch: Path,
+    made: list[str],
+    templates: dict[str, tuple[BotManifest, str]],
+) -> None:
+    """The Node.js image has no RUN step: its packages come from the host, installed as-is."""
+    _, tag = template("node", client, base, scratch, made, templates)
+    steps = [str(h.get("CreatedBy") or "") for h in client.api.history(tag)]
+    assert [] == [s for s in steps if s.startswith("/bin/sh -c") and "#(nop)" not in s]
+    assert "grpc-js" in run_in(client, tag, "ls /bot/node_modules/@grpc")
+
+
+def test_the_tag_follows_the_sources(
+    client: Any, base: str, compiled: tuple[BotManifest, str], tmp_path: Path, made: list[str]
+) -> None:
+    """A changed source file makes a new tag, and a new build."""
+    bot, tag = compiled
+    copy = variant(bot, tmp_path / bot.path.name)
+    source = copy / ("main.go" if bot.runtime.value == "go" else "bot.cc")
+    source.write_text(source.read_text() + "\n// changed\n")
+    changed = ensure_bot_image(client, read_manifest(copy), base, QUIET)
+    made.append(changed)
+    assert tag != changed
+
+
+def test_the_tag_follows_the_lock_file(
+    client: Any,
+    base: str,
+    scratch: Path,
+    made: list[str],
+    templates: dict[str, tuple[BotManifest, str]],
+    tmp_path: Path,
+) -> None:
+    """A changed package-lock.json makes a new tag (its packages are installed again)."""
+    bot, tag = template("node", client, base, scratch, made, templates)
+    copy = variant(bot, tmp_path / bot.path.name)
+    lock = copy / "package-lock.json"
+    lock.write_text(lock.read_text() + "\n")
+    changed = ensure_bot_image(client, read_manifest(copy), base, QUIET)
+    made.append(changed)
+    assert tag != changed
+
+
+def test_local_build_outputs_change_nothing(
+    client: Any, base: str, generated: tuple[BotManifest, str], tmp_path: Path
+) -> None:
+    """Local build outputs are neither hashed nor copied: the same image, without a build.
+
+    ``node_modules/`` of a Node.js bot; the built ``bot`` and ``*.o`` of a compiled one, and the
+    ``gen/`` of a C++ one (a Go bot's ``gen/`` may be sources).
+    """
+    bot, tag = generated
+    copy = variant(bot, tmp_path / bot.path.name)
+    if bot.runtime.value == "node":
+        (copy / "node_modules").mkdir()
+        (copy / "node_modules" / "evil.js").write_text("process.exit(3)\n")
+    else:
+        (copy / "bot").write_bytes(b"#!/bin/sh\nexit 3\n")
+        (copy / "bot.o").write_bytes(b"\0")
+    if bot.runtime.value == "cpp":
+        (copy / "gen").mkdir()
+        (copy / "gen" / "stale.pb.h").write_text("#error stale\n")
+    assert tag == ensure_bot_image(client, read_manifest(copy), base, QUIET)
+
+
+@pytest.mark.parametrize("command", ["/usr/bin/bot", "../bot", "./my bot", "bot\nCOPY x y"])
+def test_a_compiled_bot_must_name_its_executable_plainly(
+    client: Any, base: str, tmp_path: Path, command: str
+) -> None:
+    """A compiled bot's command[0] must be a plain path in its directory, or it is refused.
+
+    It is written into the recipe: no absolute path, ``..``, space or newline.
+    """
+    bot = tmp_path / "plain"
+    shutil.copytree(bundled("random").path, bot, ignore=shutil.ignore_patterns("__pycache__"))
+    (bot / "bot.toml").write_text(
+        f'name = "plain"\nruntime = "go"\ncommand = [{json.dumps(command)}]\n'
+    )
+    with pytest.raises(SandboxError, match="is not one"):
+        ensure_bot_image(client, read_manifest(bot), base, QUIET)
+
+
+# ------------------------------------------------------------------ memory_mb
+
+
+def memory_bot(where: Path, memory_mb: int) -> BotManifest:
+    """A copy of the random bot that asks for ``memory_mb``."""
+    bot = where / "memory"
+    shutil.copytree(bundled("random").path, bot, ignore=shutil.ignore_patterns("__pycache__"))
+    toml = bot / "bot.toml"
+    toml.write_text(toml.read_text() + f"memory_mb = {memory_mb}\n")
+    return read_manifest(bot)
+
+
+def test_memory_mb_is_the_containers_memory(docker_images: None, tmp_path: Path) -> None:
+    """``memory_mb = 1024`` in bot.toml: the container gets 1024 MB, swap included."""
+    box = DockerSandbox(log=QUIET)
+    work = Path(tempfile.mkdtemp(prefix="ffa-mem-"))
+    try:
+        running = box.start(memory_bot(tmp_path, 1024), work / "bot", "memory")
+        try:
+            host = running.container.attrs["HostConfig"]
+            assert (1024 * MB, 1024 * MB) == (host["Memory"], host["MemorySwap"])
+        finally:
+            running.stop()
+    finally:
+        box.close()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def test_memory_mb_above_the_cap_is_refused(docker_images: None, tmp_path: Path) -> None:
+    """Above ``max_memory_mb``: refused before any container or socket directory is made."""
+    box = DockerSandbox(SandboxLimits(max_memory_mb=1024), log=QUIET)
+    work = Path(tempfile.mkdtemp(prefix="ffa-mem-"))
+    try:
+        with pytest.raises(SandboxError, match="memory_mb = 2048, more than this arena allows"):
+            box.start(memory_bot(tmp_path, 2048), work / "bot", "memory")
+        assert [] == box.running()
+        assert not (work / "bot").exists()
+    finally:
+        box.close()
+        shutil.rmtree(work, ignore_errors=True)

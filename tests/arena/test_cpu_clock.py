@@ -1,0 +1,333 @@
+"""The CPU clock (issue 15, finding 6): a bot is charged its own CPU time, not its neighbours'.
+
+The ``fixedwork`` bot does the same CPU work at every decision (about 100 ms alone), under a
+decision deadline a little above that and a small time bank. Next to ``hog`` bots spinning on
+every core its wall time per decision grows well past the deadline: the wall clock faulted it
+(TIMEOUT strikes, then forfeit), the CPU clock charges what it used and does not. Both the
+process and the Docker sandbox run it, with the hogs started in the same sandbox. A bot that
+sleeps, or spins, past the wall-clock backstop is still a TIMEOUT; the replay and the record
+show the wall and the CPU time side by side. The margins are wide: the assertions are about
+faults, never about tight times (the machine may be loaded).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import docker  # type: ignore[import-untyped,unused-ignore]
+import pytest
+
+from arena._runner import FaultKind, MatchRecord, TimeControl, run_match
+from arena.sandbox import ProcessSandbox, RunningBot, Sandbox
+from arena.sandbox._cgroup import acct_dir_of, cgroup_tree, usage_ns
+from arena.sandbox._cpuset import PENDING_S, CpuPinning, cpuset_text
+from arena.sandbox._docker import DockerSandbox, docker_available
+from flipflop import MatchConfig, read_manifest, read_replay
+
+ROOT = Path(__file__).resolve().parents[2]
+ADVERSARIES = ROOT / "tests" / "arena" / "sandbox" / "adversaries"
+TREE = cgroup_tree()
+NO_ACCT = TREE if isinstance(TREE, str) else ("" if TREE.acct is not None else "no cpuacct")
+needs_cgroups = pytest.mark.skipif(
+    bool(NO_ACCT), reason=f"no cgroup CPU accounting here: {NO_ACCT}"
+)
+QUIET = lambda message: None  # noqa: E731 - a named no-op
+
+MATCH = MatchConfig(seats=3, hand_cap=3)
+TIGHT = TimeControl(
+    decision_ms=180,
+    time_bank_ms=600,
+    max_strikes=3,
+    notify_ms=5000,
+    wall_factor=20.0,
+    wall_margin_ms=1000,
+)
+"""A deadline a little above fixedwork's work alone (~100 ms of CPU), a small bank (notices
+are charged wall time: it must cover a few of those on a loaded machine); a wall backstop
+(16 s) that only a machine loaded far beyond the hogs would reach."""
+HOGS = (os.cpu_count() or 1) + 1
+"""Hogs of one CPU each: more than the machine's cores, so every core is busy."""
+
+
+def require_docker() -> None:
+    """Skip when no Docker engine answers (fail instead under ARENA_REQUIRE_DOCKER)."""
+    reason = docker_available()
+    if reason is None:
+        return
+    if os.environ.get("ARENA_REQUIRE_DOCKER"):
+        pytest.fail(f"ARENA_REQUIRE_DOCKER is set but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def scratch() -> Iterator[Path]:
+    """A short directory (unix socket paths are short)."""
+    path = Path(tempfile.mkdtemp(prefix="ffa-k-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def play_next_to_hogs(box: Sandbox, scratch: Path, clock: TimeControl) -> MatchRecord:
+    """Seat 0 fixedwork, two bundled bots, and ``HOGS`` hogs spinning in ``box``."""
+    hog = read_manifest(ADVERSARIES / "hog")
+    hogs: list[RunningBot] = []
+    try:
+        for i in range(HOGS):
+            hogs.append(box.start(hog, scratch / f"hog{i}", f"hog{i}"))
+        time.sleep(2.0)  # every hog up and spinning
+        assert all(h.alive() for h in hogs)
+        bots = [read_manifest(ADVERSARIES / "fixedwork")]
+        bots += [read_manifest(ROOT / "bots" / n) for n in ("greedy", "random")]
+        return run_match(
+            "m00000",
+            7,
+            bots,
+            MATCH,
+            sandbox=box,
+            workdir=scratch / "w",
+            replay_path=scratch / "m00000.jsonl",
+            logs_dir=scratch / "logs",
+            clock=clock,
+        )
+    finally:
+        for h in hogs:
+            h.stop()
+
+
+def assert_charged_its_own_work(rec: MatchRecord, scratch: Path) -> None:
+    """No fault against fixedwork, its wall time inflated, its CPU time what it did."""
+    assert [] == [f for f in rec.faults if f.seat == 0], rec.faults
+    seat = rec.seats[0]
+    assert seat.decisions >= 6
+    assert seat.cpu_ms is not None
+    # The point of the test: its wall time ran past the deadline the wall clock enforced.
+    rep = read_replay(scratch / "m00000.jsonl")
+    walls = [a["ms"] for a in rep.actions if a.get("seat") == 0 and "ms" in a]
+    cpus = [a["cpu_ms"] for a in rep.actions if a.get("seat") == 0 and "cpu_ms" in a]
+    assert len(walls) == len(cpus) == seat.decisions
+    assert sum(walls) / len(walls) > TIGHT.decision_ms, "the hogs did not slow it down"
+    assert max(cpus) < TIGHT.decision_ms
+
+
+# ---------------------------------------------------------------------------------- the clock
+
+
+@needs_cgroups
+def test_a_fixed_work_bot_next_to_hogs_is_not_charged_for_them_process(scratch: Path) -> None:
+    """Process sandbox: hogs on every core stretch its wall time, its CPU time stays: no fault.
+
+    On the wall clock this was TIMEOUT strikes and a forfeit.
+    """
+    box = ProcessSandbox()
+    try:
+        rec = play_next_to_hogs(box, scratch, TIGHT)
+    finally:
+        box.close()
+    assert_charged_its_own_work(rec, scratch)
+
+
+def test_a_fixed_work_bot_next_to_hogs_is_not_charged_for_them_docker(scratch: Path) -> None:
+    """Docker sandbox (runc): hog containers on every core; fixedwork is not faulted."""
+    require_docker()
+    box = DockerSandbox(log=QUIET)
+    try:
+        box.prepare([read_manifest(ADVERSARIES / n) for n in ("hog", "fixedwork")])
+        box.prepare([read_manifest(ROOT / "bots" / n) for n in ("greedy", "random")])
+        rec = play_next_to_hogs(box, scratch, TIGHT)
+    finally:
+        box.close()
+    assert_charged_its_own_work(rec, scratch)
+
+
+def test_a_gvisor_containers_cpu_is_read_from_its_sandbox_cgroup() -> None:
+    """runsc: the container's first process's cgroup holds gVisor's whole sandbox.
+
+    A container spinning for a while shows about that much CPU time there (the Docker
+    sandbox finds a container's cgroup the same way, whatever its runtime).
+    """
+    require_docker()
+    client = docker.from_env()
+    if "runsc" not in (client.info().get("Runtimes") or {}):
+        pytest.skip("the Docker engine has no runsc runtime")
+    base = "flipflop-base:latest"
+    try:
+        client.images.get(base)
+    except docker.errors.ImageNotFound:
+        pytest.skip(f"no {base} image (built by the Docker sandbox's first run)")
+    spin = "import time\nend = time.monotonic() + 60\nwhile time.monotonic() < end: pass"
+    container = client.containers.run(
+        base,
+        ["python3", "-c", spin],
+        runtime="runsc",
+        network_mode="none",
+        nano_cpus=10**9,
+        detach=True,
+        labels={"flipflop.test": "cpu-clock"},
+    )
+    try:
+        container.reload()
+        acct = acct_dir_of(int(container.attrs["State"]["Pid"]))
+        assert acct is not None
+        time.sleep(1.0)  # past gVisor's start
+        before, t0 = usage_ns(acct), time.monotonic()
+        time.sleep(2.0)
+        after, wall = usage_ns(acct), time.monotonic() - t0
+        assert before is not None and after is not None
+        used = (after - before) / 1e9
+        # One CPU's quota: at most about its wall time; spinning: some of it (a loaded
+        # machine may give it little).
+        assert 0.02 < used < 1.3 * wall + 0.3
+    finally:
+        container.remove(force=True)
+
+
+# ---------------------------------------------------------------------------------- the backstop
+
+
+def write_bot(where: Path, name: str, start: str) -> Path:
+    """A bot whose start_turn runs ``start`` (then draws)."""
+    where.mkdir(parents=True)
+    body = f"""
+    import time
+    from flipflop import Bot, DRAW_STOCK, serve
+
+    class Slow(Bot):
+        name = "{name}"
+
+        def start_turn(self, obs, legal):
+            {start}
+            return DRAW_STOCK
+
+    serve(Slow())
+    """
+    (where / "bot.py").write_text(textwrap.dedent(body), encoding="utf-8")
+    (where / "bot.toml").write_text(
+        f'name = "{name}"\nruntime = "python"\ncommand = ["python3", "bot.py"]\n',
+        encoding="utf-8",
+    )
+    return where
+
+
+def play_process(scratch: Path, bot: Path, clock: TimeControl) -> MatchRecord:
+    """``bot`` in seat 0 against two bundled bots, in the process sandbox."""
+    bots = [read_manifest(bot)] + [read_manifest(ROOT / "bots" / n) for n in ("greedy", "random")]
+    box = ProcessSandbox()
+    try:
+        return run_match(
+            "m00000",
+            3,
+            bots,
+            MATCH,
+            sandbox=box,
+            workdir=scratch / "w",
+            replay_path=scratch / "m00000.jsonl",
+            logs_dir=scratch / "logs",
+            clock=clock,
+        )
+    finally:
+        box.close()
+
+
+BACKSTOP = TimeControl(
+    decision_ms=300, time_bank_ms=300, max_strikes=1, wall_factor=2.0, wall_margin_ms=200
+)
+"""Wall-clock backstop of the first decision: 2 * (300 + 300) + 200 = 1400 ms."""
+
+
+@needs_cgroups
+def test_a_bot_sleeping_past_the_wall_backstop_is_a_timeout(scratch: Path) -> None:
+    """Sleeping costs no CPU, yet a bot asleep past the backstop is a TIMEOUT, in bounded time."""
+    bot = write_bot(scratch / "sleeper", "sleeper", "time.sleep(600)")
+    rec = play_process(scratch, bot, BACKSTOP)
+    faults = [f for f in rec.faults if f.seat == 0]
+    assert [FaultKind.TIMEOUT] == [f.kind for f in faults]
+    # 1400 ms less what the start-of-match notice took from the bank (twice that).
+    assert "no answer within the wall-clock backstop of 13" in faults[0].detail
+    rep = read_replay(scratch / "m00000.jsonl")
+    first = next(a for a in rep.actions if a.get("seat") == 0 and "ms" in a)
+    assert 1300 <= first["ms"] < 1400 + 5000
+    assert first["cpu_ms"] < 300
+
+
+@needs_cgroups
+def test_a_bot_burning_cpu_past_its_budget_is_a_timeout_in_bounded_time(scratch: Path) -> None:
+    """A bot that spins and never answers: TIMEOUT by the backstop, charged at least its budget."""
+    bot = write_bot(scratch / "burner", "burner", "while True: pass")
+    t0 = time.monotonic()
+    rec = play_process(scratch, bot, BACKSTOP)
+    faults = [f for f in rec.faults if f.seat == 0]
+    assert [FaultKind.TIMEOUT] == [f.kind for f in faults]
+    assert faults[0].forfeited
+    rep = read_replay(scratch / "m00000.jsonl")
+    first = next(a for a in rep.actions if a.get("seat") == 0 and "ms" in a)
+    assert first["ms"] < 1400 + 5000
+    assert time.monotonic() - t0 < 120
+
+
+@needs_cgroups
+def test_the_replay_and_the_record_show_wall_and_cpu_time(scratch: Path) -> None:
+    """Every decision of a seat has ``ms`` and ``cpu_ms``; the record sums both per seat."""
+    bot = write_bot(scratch / "plain", "plain", "pass")
+    clock = TimeControl(decision_ms=5000, time_bank_ms=5000, notify_ms=10_000)
+    rec = play_process(scratch, bot, clock)
+    assert () == rec.faults
+    rep = read_replay(scratch / "m00000.jsonl")
+    timed = [a for a in rep.actions if "ms" in a]
+    assert timed and all("cpu_ms" in a for a in timed)
+    for seat in rec.seats:
+        mine = [a for a in timed if a["seat"] == seat.seat]
+        assert seat.cpu_ms is not None
+        assert sum(a["cpu_ms"] for a in mine) == pytest.approx(seat.cpu_ms, abs=0.01 * len(mine))
+        assert sum(a["ms"] for a in mine) == pytest.approx(seat.think_ms, abs=0.01 * len(mine))
+    line = json.dumps(rec.seats[0].cpu_ms)
+    assert line != "null"
+
+
+# ---------------------------------------------------------------------------------- pinning
+
+
+def test_each_container_gets_a_cpu_of_its_own_while_half_the_machine_is_free() -> None:
+    """8 CPUs: four containers pinned, one CPU each, from the top; the fifth gets none."""
+    pinning = CpuPinning(range(8), 1.0)
+    got = [pinning.take(f"c{i}", live=[f"c{j}" for j in range(i)]) for i in range(5)]
+    assert [(7,), (6,), (5,), (4,), ()] == got
+
+
+def test_a_container_with_two_cpus_gets_two() -> None:
+    """``limits.cpus`` 1.5: two CPUs of its own."""
+    pinning = CpuPinning(range(8), 1.5)
+    assert (6, 7) == pinning.take("a")
+    assert "6,7" == cpuset_text((6, 7))
+
+
+def test_a_small_machine_pins_nothing() -> None:
+    """2 CPUs (this machine): pinning one bot of a table would be unfair to the others."""
+    pinning = CpuPinning(range(2), 1.0)
+    assert () == pinning.take("a")
+
+
+def test_a_gone_container_gives_its_cpu_back() -> None:
+    """Once seen live and then gone, its CPU goes to the next container."""
+    pinning = CpuPinning(range(4), 1.0)
+    assert (3,) == pinning.take("a")
+    assert (2,) == pinning.take("b", live=["a"])
+    assert () == pinning.take("c", live=["a", "b"])
+    assert (3,) == pinning.take("c", live=["b"])
+    assert {"b": (2,), "c": (3,)} == pinning.held()
+
+
+def test_a_pin_for_a_container_being_created_is_kept_for_a_while() -> None:
+    """A key never seen live keeps its pin (its container may be starting) until PENDING_S."""
+    pinning = CpuPinning(range(4), 1.0)
+    pinning.take("a")
+    pinning.take("b")
+    assert () == pinning.take("c")
+    assert {"a", "b"} == set(pinning.held())
+    assert PENDING_S >= 60
