@@ -1199,6 +1199,8 @@ def ensure_bot_image(
         log(f"image {tag} for bot {manifest.name} cached: {time.perf_counter() - t0:.2f} s")
     if cached is not None:
         _refuse_volumes(cached, manifest)
+        if trusted:
+            _refuse_another_start(cached, manifest)
     _record_use(tag)
     return tag
 
@@ -1432,6 +1434,22 @@ def _build_bot(
             _copy_tree(node_modules, context / "node_modules")
         (context / "Dockerfile").write_text(recipe, encoding="utf-8")
         _build(client, context, tag, {}, labels, limits)
+
+
+def _refuse_another_start(image: Image, manifest: BotManifest) -> None:
+    """Raise SandboxError if a trusted Dockerfile starts the bot otherwise than ``command``.
+
+    ``bot.toml`` decides how a bot starts in both sandboxes (issue 14): the process sandbox
+    runs ``command``, a container its image's ``ENTRYPOINT``; two that disagree would make
+    the same bot a different program in each.
+    """
+    entrypoint = list(((image.attrs or {}).get("Config") or {}).get("Entrypoint") or [])
+    if entrypoint != list(manifest.command):
+        raise SandboxError(
+            f"{manifest.name}: its Dockerfile's ENTRYPOINT {json.dumps(entrypoint)} is not "
+            f"bot.toml's command {json.dumps(list(manifest.command))}: refused, since bot.toml "
+            "decides how a bot starts in both sandboxes; make them the same"
+        )
 
 
 def _refuse_volumes(image: Image, manifest: BotManifest) -> None:

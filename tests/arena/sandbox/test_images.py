@@ -153,6 +153,22 @@ def test_add_url_is_refused_in_a_trusted_dockerfile(
     assert [] == asked
 
 
+def test_a_trusted_dockerfile_must_start_the_bot_as_bot_toml_says(
+    client: Any, base: str, tmp_path: Path, made: list[str]
+) -> None:
+    """A trusted Dockerfile whose ENTRYPOINT is not bot.toml's ``command`` is refused.
+
+    bot.toml decides how a bot starts in both sandboxes (issue 14): the error names both; a
+    Dockerfile that agrees builds.
+    """
+    other = TRUSTED_TAIL.replace('["python3", "bot.py"]', '["python3", "-u", "bot.py"]')
+    bot = make_bot(tmp_path, "twofaced", TRUSTED_HEAD + other)
+    with pytest.raises(SandboxError, match=r'ENTRYPOINT \["python3", "-u", "bot.py"\] is not'):
+        made.append(ensure_bot_image(client, bot, base, QUIET, trust_dockerfile=True))
+    agreeing = make_bot(tmp_path, "onefaced", TRUSTED_HEAD + TRUSTED_TAIL)
+    made.append(ensure_bot_image(client, agreeing, base, QUIET, trust_dockerfile=True))
+
+
 # ------------------------------------------------------------------ finding 2: COPY --from
 
 
