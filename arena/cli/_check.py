@@ -51,10 +51,11 @@ def check(bot_dir: str, matches: int, seed: int, sandbox: str) -> None:
             f"checking {clean(manifest.name)} {clean(manifest.version)} ({box.isolation})",
             err=True,
         )
+        budget = box.limits.start_timeout_for(manifest)  # its own, if its bot.toml asks
         running = box.start(manifest, scratch / "bot", "check")
         try:
             # Its checked socket, once it serves; its handshake must show its seat token.
-            with wait_serving(running, manifest.name, box.limits.start_timeout_s) as client:
+            with wait_serving(running, manifest.name, budget) as client:
                 target = client.endpoint
                 report = check_bot(
                     target, matches=matches, seed=seed, seat_token=running.seat_token

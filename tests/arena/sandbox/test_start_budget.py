@@ -1,0 +1,113 @@
+"""A bot's start budget: ``start_timeout_s`` in its bot.toml, within the arena's cap.
+
+The budget counts from when the bot's process or container runs until it serves its health
+check (``arena._runner.wait_serving``); the arena's ``SandboxLimits.start_timeout_s`` is the
+default, and a bot may ask for more (or less) up to ``max_start_timeout_s``. More than the cap
+is a ``start`` fault before anything is started. The matches run in both sandboxes (the
+``arena`` fixture: the process sandbox, and Docker under each runtime).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from arena._errors import SandboxError
+from arena._runner import FaultKind
+from arena.sandbox import SandboxLimits
+from flipflop import BotManifest, read_manifest
+from tests.arena.sandbox.conftest import Arena, bundled
+
+pytestmark = pytest.mark.timeout(600)
+
+
+def asking(bot: BotManifest, seconds: float, where: Path) -> BotManifest:
+    """A copy of ``bot`` whose bot.toml asks for a start budget of ``seconds``."""
+    copy = where / f"{bot.name}-asks"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(bot.path, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    with open(copy / "bot.toml", "a", encoding="utf-8") as f:
+        f.write(f"start_timeout_s = {seconds}\n")
+    return read_manifest(copy)
+
+
+# ------------------------------------------------------------------ start_timeout_for
+
+
+def test_a_bot_asking_45_s_gets_45_s(tmp_path: Path) -> None:
+    """``start_timeout_s = 45`` under the default cap (60 s): its budget is 45 s."""
+    bot = asking(bundled("random"), 45, tmp_path)
+    assert 45.0 == SandboxLimits().start_timeout_for(bot)
+
+
+def test_a_bot_asking_nothing_gets_the_arenas_budget() -> None:
+    """Without ``start_timeout_s`` a bot gets ``SandboxLimits.start_timeout_s``."""
+    assert 7.5 == SandboxLimits(start_timeout_s=7.5).start_timeout_for(bundled("random"))
+
+
+def test_a_bot_may_ask_for_less(tmp_path: Path) -> None:
+    """Asking for less than the arena's default is allowed: that is its budget."""
+    bot = asking(bundled("random"), 2.5, tmp_path)
+    assert 2.5 == SandboxLimits(start_timeout_s=20).start_timeout_for(bot)
+
+
+def test_the_cap_itself_is_allowed(tmp_path: Path) -> None:
+    """Asking for exactly ``max_start_timeout_s`` is within the cap."""
+    bot = asking(bundled("random"), 60, tmp_path)
+    assert 60.0 == SandboxLimits(max_start_timeout_s=60).start_timeout_for(bot)
+
+
+def test_above_the_cap_is_refused_saying_how_much(tmp_path: Path) -> None:
+    """More than ``max_start_timeout_s``: an error naming the bot, what it asked and the cap."""
+    bot = asking(bundled("random"), 90, tmp_path)
+    with pytest.raises(
+        SandboxError,
+        match=r"^random: bot.toml asks for start_timeout_s = 90, more than this arena allows "
+        r"\(60 s\); ask for at most that$",
+    ):
+        SandboxLimits(max_start_timeout_s=60).start_timeout_for(bot)
+
+
+# ------------------------------------------------------------------ in a match
+
+
+def test_a_slow_bot_asking_for_time_plays(arena: Arena, tmp_path: Path) -> None:
+    """A bot that takes 4 s to serve and asks for 30 s plays under an arena default of 1 s.
+
+    Every seat asks for 30 s, so the arena's 1 s applies to none of them (a busy machine
+    slows a Python bot's start too).
+    """
+    slow = asking(arena.adversary("nostart", mode="slow", seconds=4), 30, tmp_path)
+    others = [asking(bundled(n), 30, tmp_path) for n in ("random", "greedy")]
+    played = arena.play([slow, *others], limits=SandboxLimits(start_timeout_s=1))
+    assert () == played.record.faults, played.logs[0][-2000:]
+    assert played.record.seats[0].started
+    assert not played.record.void
+
+
+def test_without_asking_the_slow_bot_misses_the_arenas_budget(arena: Arena) -> None:
+    """The control: the same slow bot without ``start_timeout_s`` is a ``start`` fault."""
+    slow = arena.adversary("nostart", mode="slow", seconds=6)
+    others = [bundled("random"), bundled("greedy")]
+    played = arena.play([slow, *others], limits=SandboxLimits(start_timeout_s=3))
+    faults = played.faults(0)
+    assert [FaultKind.START] == [f.kind for f in faults]
+    assert "not serving 3 s after it started" in faults[0].detail
+    assert played.record.seats[0].forfeited
+
+
+def test_above_the_cap_is_a_start_fault_before_it_starts(arena: Arena, tmp_path: Path) -> None:
+    """Asking for more than the cap: a ``start`` fault saying so; the bot never ran."""
+    greedy = asking(bundled("greedy"), 120, tmp_path)
+    played = arena.play(
+        [greedy, bundled("random"), bundled("counter")],
+        limits=SandboxLimits(max_start_timeout_s=60),
+    )
+    faults = played.faults(0)
+    assert [FaultKind.START] == [f.kind for f in faults]
+    assert "start_timeout_s = 120, more than this arena allows (60 s)" in faults[0].detail
+    assert played.record.seats[0].forfeited
+    assert 0 == played.record.seats[0].decisions
+    assert "" == played.logs[0]
