@@ -1,7 +1,7 @@
 # Developer shortcuts. Uses the tools in .venv when it exists (bash scripts/test.sh makes it),
 # otherwise whatever is on PATH.
 .DEFAULT_GOAL := help
-.PHONY: help proto lint typecheck test bench
+.PHONY: help proto vectors lint typecheck test bench
 
 BIN := $(if $(wildcard .venv/bin/python),.venv/bin/,)
 PYTHON := $(if $(BIN),$(BIN)python,python3)
@@ -11,6 +11,9 @@ help: ## List the targets
 
 proto: ## Regenerate sdk/flipflop/_proto/ from proto/ (commit the result)
 	$(PYTHON) scripts/gen_protos.py
+
+vectors: ## Regenerate proto/testdata/decision_vectors.json from the engine (commit the result)
+	$(PYTHON) scripts/gen_vectors.py
 
 lint: ## Check lint and formatting with ruff
 	$(BIN)ruff check

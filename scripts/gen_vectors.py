@@ -28,9 +28,9 @@ import random
 import re
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from google.protobuf import json_format
 from google.protobuf.descriptor import Descriptor
@@ -482,7 +482,7 @@ def message_json(message: Message) -> dict[str, Any]:
     d = json_format.MessageToDict(
         message, preserving_proto_field_name=True, always_print_fields_with_no_presence=True
     )
-    return _in_field_order(message.DESCRIPTOR, d)
+    return _in_field_order(cast(Descriptor, message.DESCRIPTOR), d)
 
 
 def _in_field_order(descriptor: Descriptor, d: dict[str, Any]) -> dict[str, Any]:
@@ -561,7 +561,9 @@ def answer_json(vid: str, state: MatchState, answer: Answer) -> dict[str, Any]:
     return out
 
 
-def vector_json(vid: str, note: str, state: MatchState, answers: Sequence[Answer]) -> dict[str, Any]:
+def vector_json(
+    vid: str, note: str, state: MatchState, answers: Sequence[Answer]
+) -> dict[str, Any]:
     """One vector: the decision of the seat to act in ``state``."""
     phase = "PHASE_START" if state.phase is Phase.START else "PHASE_PLAY"
     return {

@@ -17,6 +17,7 @@ import importlib.util
 import json
 import random
 import re
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -52,6 +53,7 @@ def _script() -> ModuleType:
     spec = importlib.util.spec_from_file_location("gen_vectors", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up while it loads
     spec.loader.exec_module(module)
     return module
 
@@ -81,7 +83,9 @@ def _table(vector: dict[str, Any]) -> MatchState:
     return MatchState.from_observation(_observation(vector), random.Random(0))
 
 
-def _play(vector: dict[str, Any], answer: dict[str, Any]) -> tuple[MatchState, int, ActionError | None]:
+def _play(
+    vector: dict[str, Any], answer: dict[str, Any]
+) -> tuple[MatchState, int, ActionError | None]:
     """Play ``answer`` by the runner's rule: (state after it, steps applied, the refusal)."""
     state = _table(vector)
     actions = [_action(a) for a in answer["actions"]]
@@ -124,9 +128,7 @@ def test_the_observation_parses_into_the_proto_message(vid: str) -> None:
     message = _message(vector)
     assert vector["phase"] == pb.Phase.Name(message.phase)
     assert message.seat == message.to_act
-    assert ("drawn_from_discard" in vector["observation"]) == message.HasField(
-        "drawn_from_discard"
-    )
+    assert ("drawn_from_discard" in vector["observation"]) == message.HasField("drawn_from_discard")
     obs = observation_from_proto(message)
     again = json_format.MessageToDict(
         observation_to_proto(obs),
@@ -150,9 +152,10 @@ def test_the_sdk_lists_the_same_legal_first_steps(vid: str) -> None:
 
 @pytest.mark.parametrize(("vid", "index"), LEGAL, ids=[f"{v}-{i}" for v, i in LEGAL])
 def test_a_legal_answer_is_accepted(vid: str, index: int) -> None:
-    """The runner's rule applies every step of an answer marked legal, and the turn ends as
-    recorded: by its discard (``ends`` null), by going out (R-END-OUT, no discard with an empty
-    hand, R-DISCARD) or by a tunk (R-END-TUNK).
+    """The runner's rule applies every step of an answer marked legal.
+
+    And the turn ends as recorded: by its discard (``ends`` null), by going out (R-END-OUT, no
+    discard with an empty hand, R-DISCARD) or by a tunk (R-END-TUNK).
     """
     vector, answer = BY_ID[vid], BY_ID[vid]["answers"][index]
     before = _observation(vector)
@@ -170,12 +173,13 @@ def test_a_legal_answer_is_accepted(vid: str, index: int) -> None:
 
 @pytest.mark.parametrize(("vid", "index"), ILLEGAL, ids=[f"{v}-{i}" for v, i in ILLEGAL])
 def test_an_illegal_answer_is_refused_with_the_named_rule(vid: str, index: int) -> None:
-    """The runner's rule refuses an answer marked illegal at its ``refused_step``, with the
-    engine's ``reason``; a reason that cites rule ids cites the vector's ``rule``.
+    """The runner's rule refuses an answer marked illegal, at the step and for the reason recorded.
 
-    The rules named: R-DRAW (drawing twice, acting before drawing, an empty pile, rediscarding
-    the card taken), R-MELD, R-RUN, R-SET, R-LAYOFF (no such spread, a card that does not fit,
-    a card not held), R-NO-STRAND, R-DISCARD (a card not held, no discard, a second discard).
+    Refused at ``refused_step``, with the engine's ``reason``; a reason that cites rule ids
+    cites the vector's ``rule``. The rules named: R-DRAW (drawing twice, acting before
+    drawing, an empty pile, rediscarding the card taken), R-MELD, R-RUN, R-SET, R-LAYOFF (no
+    such spread, a card that does not fit, a card not held), R-NO-STRAND, R-DISCARD (a card not
+    held, no discard, a second discard).
     """
     vector, answer = BY_ID[vid], BY_ID[vid]["answers"][index]
     _, applied, error = _play(vector, answer)
@@ -187,7 +191,9 @@ def test_an_illegal_answer_is_refused_with_the_named_rule(vid: str, index: int) 
 
 def test_every_named_rule_is_in_the_rules() -> None:
     """Each ``rule`` of the file is an id defined in docs/rules.md."""
-    defined = set(re.findall(r"^### (R-[A-Z0-9-]+)", (ROOT / "docs" / "rules.md").read_text(), re.M))
+    defined = set(
+        re.findall(r"^### (R-[A-Z0-9-]+)", (ROOT / "docs" / "rules.md").read_text(), re.M)
+    )
     named = {a["rule"] for v in VECTORS for a in v["answers"] if not a["legal"]}
     assert set() == named - defined
 
