@@ -366,28 +366,34 @@ def _choose_kind(client: docker.DockerClient, kind: BaseKind | str | None, log: 
 
 def _pull_slim(client: docker.DockerClient, log: Log, timeout: float) -> bool:
     """Pull python:3.11-slim, giving up after ``timeout`` seconds (the pull runs on)."""
-    log(f"pulling {SLIM_IMAGE} for the bot base image (about 50 MB, once)...")
+    return _pull(client, log, SLIM_IMAGE, "the bot base image (about 50 MB, once)", timeout)
+
+
+def _pull(client: docker.DockerClient, log: Log, ref: str, what: str, timeout: float) -> bool:
+    """Pull ``ref`` (for ``what``), giving up after ``timeout`` seconds (the pull runs on)."""
+    log(f"pulling {ref} for {what}...")
     t0 = time.perf_counter()
     outcome: list[BaseException | None] = []
+    repository, _, tag = ref.partition(":")
 
     def pull() -> None:
         try:
-            client.images.pull("python", tag="3.11-slim")
+            client.images.pull(repository, tag=tag or "latest")
             outcome.append(None)
-        except Exception as e:  # any failure means: use the offline base instead
+        except Exception as e:  # any failure means: use the offline root instead
             outcome.append(e)
 
-    worker = threading.Thread(target=pull, name="pull-python-slim", daemon=True)
+    worker = threading.Thread(target=pull, name=f"pull-{repository}", daemon=True)
     worker.start()
     worker.join(timeout)
     if not outcome:
-        log(f"no {SLIM_IMAGE} after {timeout:.0f} s; building an offline base instead")
+        log(f"no {ref} after {timeout:.0f} s; building an offline root instead")
         return False
     if outcome[0] is not None:
         reason = str(outcome[0]).splitlines()[0][:200]
-        log(f"cannot pull {SLIM_IMAGE} ({reason}); building an offline base instead")
+        log(f"cannot pull {ref} ({reason}); building an offline root instead")
         return False
-    log(f"pulled {SLIM_IMAGE} in {time.perf_counter() - t0:.1f} s")
+    log(f"pulled {ref} in {time.perf_counter() - t0:.1f} s")
     return True
 
 
@@ -457,7 +463,12 @@ class DebianRoot:
 
 
 NODE_ROOT = DebianRoot("node", ("nodejs",), "about a minute")
-"""What a Node.js bot runs on: Debian's ``nodejs`` (18)."""
+"""What a Node.js bot runs on offline: Debian's ``nodejs`` (18)."""
+NODE_IMAGE = "node:18-bookworm-slim"
+"""What a Node.js bot runs on where a registry is reachable (or the image is present): the
+same Node.js major on the same Debian (:func:`_node_root`). Go and C++ have no such route:
+their builds need Debian's packaged gRPC and may not reach the network, and the registry's
+``golang``/``gcc`` images carry neither."""
 GO_BUILDER = DebianRoot("go-build", ("golang-go", "golang-google-grpc-dev"), "about 2 minutes")
 """Where a Go bot is built: Go 1.19 and grpc-go 1.33 as source under /usr/share/gocode."""
 CPP_BUILDER = DebianRoot(
@@ -1205,10 +1216,35 @@ def ensure_bot_image(
     return tag
 
 
+def _node_root(client: docker.DockerClient, log: Log) -> Image:
+    """What a Node.js bot runs on: :data:`NODE_IMAGE` from a registry, or :data:`NODE_ROOT`.
+
+    As for the python base (``ARENA_DOCKER_BASE``): ``slim`` wants the registry's image
+    (pulled if missing), ``debootstrap`` the offline root; ``auto`` takes whichever is
+    present, the registry's first, else tries a pull, else makes the offline root.
+    """
+    wanted = os.environ.get(BASE_ENV) or "auto"
+    if wanted not in ("auto", "slim", "debootstrap"):
+        raise SandboxError(f"{BASE_ENV}={wanted!r}: expected auto, slim or debootstrap")
+    if wanted != "debootstrap":
+        img = _image(client, NODE_IMAGE)
+        pull = img is None and (wanted == "slim" or _image(client, NODE_ROOT.tag) is None)
+        if pull and _pull(client, log, NODE_IMAGE, "Node.js bots", PULL_TIMEOUT_S):
+            img = _image(client, NODE_IMAGE)
+        if img is not None:
+            return img
+        if wanted == "slim":
+            raise SandboxUnavailable(
+                f"{NODE_IMAGE} is not available; pull it (docker pull {NODE_IMAGE}) or set "
+                f"{BASE_ENV}=debootstrap to make an offline root"
+            )
+    return ensure_root(client, NODE_ROOT, log)
+
+
 def _roots(client: docker.DockerClient, manifest: BotManifest, log: Log) -> dict[str, str]:
     """The ids of the root images ``manifest``'s recipe builds on, made if missing."""
     if manifest.runtime is Runtime.NODE:
-        return {"root": str(ensure_root(client, NODE_ROOT, log).id)}
+        return {"root": str(_node_root(client, log).id)}
     if manifest.runtime is Runtime.GO:
         return {"builder": str(ensure_root(client, GO_BUILDER, log).id)}
     if manifest.runtime is Runtime.CPP:

@@ -37,10 +37,12 @@ from arena.sandbox._docker import DockerSandbox
 from arena.sandbox._images import (
     CPP_BUILDER,
     GO_BUILDER,
+    NODE_IMAGE,
     NODE_ROOT,
     DebianRoot,
     ensure_base_image,
     ensure_bot_image,
+    ensure_root,
     stderr_log,
 )
 from flipflop import BotManifest, check_bot, read_manifest
@@ -265,6 +267,44 @@ def test_the_node_recipe_runs_nothing_at_build_time(
     steps = [str(h.get("CreatedBy") or "") for h in client.api.history(tag)]
     assert [] == [s for s in steps if s.startswith("/bin/sh -c") and "#(nop)" not in s]
     assert "grpc-js" in run_in(client, tag, "ls /bot/node_modules/@grpc")
+
+
+def test_a_registrys_node_image_is_used_where_it_is_present(
+    client: Any, base: str, scratch: Path, made: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the registry's ``node:18-bookworm-slim`` is present, Node.js bots run on it.
+
+    ARENA_DOCKER_BASE=debootstrap keeps the offline root.
+
+    No registry is reachable here, so a stand-in made from the offline root, with a label of
+    its own, is tagged as the registry's image for the test and untagged after.
+    """
+    require_toolchain(client, "node")
+    if any(i.tags for i in client.images.list(NODE_IMAGE)):
+        existing = client.images.get(NODE_IMAGE)
+        if (existing.labels or {}).get("flipflop.test") != "registry-node":
+            pytest.skip(f"a real {NODE_IMAGE} is present: not replaced by a stand-in")
+    root = ensure_root(client, NODE_ROOT, QUIET)
+    context = scratch / "registry-node"
+    context.mkdir(exist_ok=True)
+    (context / "Dockerfile").write_text(f"FROM {root.id}\nLABEL flipflop.test=registry-node\n")
+    client.images.build(path=str(context), tag=NODE_IMAGE, network_mode="none", rm=True)
+    try:
+        monkeypatch.delenv("ARENA_DOCKER_BASE", raising=False)
+        bot = read_manifest(scaffold_bot(f"reg{os.getpid()}", scratch, "node"))
+        on_registry = ensure_bot_image(client, bot, base, QUIET)
+        made.append(on_registry)
+        labels = client.images.get(on_registry).labels or {}
+        assert "registry-node" == labels.get("flipflop.test")
+        assert "grpc-js" in run_in(client, on_registry, "ls /bot/node_modules/@grpc")
+        monkeypatch.setenv("ARENA_DOCKER_BASE", "debootstrap")
+        offline = ensure_bot_image(client, bot, base, QUIET)
+        made.append(offline)
+        assert offline != on_registry
+        assert "flipflop.test" not in (client.images.get(offline).labels or {})
+    finally:
+        with contextlib.suppress(Exception):
+            client.images.remove(NODE_IMAGE, force=True)
 
 
 def test_the_tag_follows_the_sources(
