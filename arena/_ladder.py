@@ -387,6 +387,9 @@ def read_saved(out: Path) -> dict[str, Any]:
         raise ResultsError(f"cannot read {meta}: {e}") from e
     if not isinstance(identity, dict):
         raise ResultsError(f"cannot read {meta}: no saved options")
+    if isinstance(identity.get("clock"), dict):
+        # A run saved before a TimeControl field existed played by its default.
+        identity["clock"] = {**dataclasses.asdict(TimeControl()), **identity["clock"]}
     return identity
 
 

@@ -509,6 +509,23 @@ def test_resume_of_a_finished_ladder_plays_nothing_new(finished_copy: Path) -> N
     assert before == (finished_copy / "matches.jsonl").read_bytes()
 
 
+def test_resume_of_a_run_saved_before_newer_clock_fields(finished_copy: Path) -> None:
+    """A run saved when TimeControl had fewer fields still resumes.
+
+    A missing field is taken at its default, as that arena played.
+    """
+    meta = finished_copy / "ladder.json"
+    saved = json.loads(meta.read_text())
+    for newer in ("wall_factor", "wall_margin_ms", "wall_ms"):
+        del saved["identity"]["clock"][newer]
+    meta.write_text(json.dumps(saved))
+
+    result = invoke("run", *LADDER, "--out", str(finished_copy), "--resume")
+
+    assert 0 == result.exit_code, result.output
+    assert [] == played_match_ids(result)
+
+
 def test_resume_of_a_finished_ladder_prints_the_same_standings(
     finished: Run, finished_copy: Path
 ) -> None:
