@@ -371,6 +371,18 @@ class _Match:
         finally:
             s.waited_ms += (time.perf_counter() - t0) * 1000
 
+    def _uncredited_ms(self, s: _Seat, wall_ms: float) -> float:
+        """What a decision's wall time adds to the seat's wall-clock cap.
+
+        Where its CPU time is known, up to ``wall_factor`` times it is credited: a bot slowed
+        by busy neighbours (its wall time a few times its CPU time) is not charged for them,
+        while waiting without working (sleeping, answering just in time) is. A bot may buy
+        that much waiting with CPU spent, within its CPU budget: the backstop's bound anyway.
+        """
+        if s.last_cpu_ms is None:
+            return wall_ms
+        return max(0.0, wall_ms - self.clock.wall_factor * s.last_cpu_ms)
+
     def _over_wall_cap(self, s: _Seat) -> str:
         """Forfeit ``s`` if the runner has waited on it past its wall-clock cap; the fault text.
 
@@ -526,7 +538,7 @@ class _Match:
                 capped = self._over_wall_cap(s)
                 waited = time.perf_counter()
                 note, ms, fault = self.decide(s)
-                s.waited_ms += (time.perf_counter() - waited) * 1000
+                s.waited_ms += self._uncredited_ms(s, (time.perf_counter() - waited) * 1000)
                 fault = capped or fault
                 decisions += 1
                 new = st.log[before:]

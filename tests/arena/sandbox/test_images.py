@@ -329,7 +329,9 @@ def test_builds_of_different_bots_do_not_wait_for_each_other(
     Finding 3: one lock for every build of a user let one slow build stall them all.
     """
     nonce = uuid.uuid4().hex
-    slow = make_bot(tmp_path, "slowpoke", TRUSTED_HEAD + f"RUN echo {nonce} && sleep 45\n")
+    slow = make_bot(
+        tmp_path, "slowpoke", TRUSTED_HEAD + f"RUN echo {nonce} && sleep 45\n" + TRUSTED_TAIL
+    )
     failed: list[BaseException] = []
 
     def build_slow() -> None:
