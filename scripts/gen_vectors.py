@@ -117,6 +117,21 @@ class Scripted:
     script: tuple[Action, ...] = ()
 
 
+# Two scripted vectors play from the same deal: seat 0's second turn, with seat 1's 4♦ 5♦ 6♦
+# (spread 0) and seat 2's J♣ J♦ J♥ (spread 1) on the table.
+_TWO_SPREADS_HANDS = {0: "7d Js 2s 3s 5s", 1: "4d 5d 6d 9c Tc", 2: "Jc Jd Jh 8c Kc"}
+_TWO_SPREADS_STOCK = "8h 9h Th 4s"
+_TWO_SPREADS_SCRIPT: tuple[Action, ...] = (
+    DRAW_STOCK,
+    discard("8h"),
+    DRAW_STOCK,
+    meld("4d 5d 6d"),
+    discard("9h"),
+    DRAW_STOCK,
+    meld("Jc Jd Jh"),
+    discard("Th"),
+)
+
 # Each seat's hand is five cards; the dealer's (seat 2) last card is the flip card (R-DEAL).
 SCRIPTED: tuple[Scripted, ...] = (
     Scripted(
@@ -199,18 +214,9 @@ SCRIPTED: tuple[Scripted, ...] = (
         id="start-with-spreads-on-the-table",
         note="Seat 0's second turn: 4♦ 5♦ 6♦ (spread 0, seat 1's) and J♣ J♦ J♥ (spread 1, "
         "seat 2's) are on the table (R-DROP, R-DRAW).",
-        hands={0: "7d Js 2s 3s 5s", 1: "4d 5d 6d 9c Tc", 2: "Jc Jd Jh 8c Kc"},
-        stock="8h 9h Th 4s",
-        script=(
-            DRAW_STOCK,
-            discard("8h"),
-            DRAW_STOCK,
-            meld("4d 5d 6d"),
-            discard("9h"),
-            DRAW_STOCK,
-            meld("Jc Jd Jh"),
-            discard("Th"),
-        ),
+        hands=_TWO_SPREADS_HANDS,
+        stock=_TWO_SPREADS_STOCK,
+        script=_TWO_SPREADS_SCRIPT,
         answers=(ok(DRAW_STOCK), ok(DRAW_DISCARD), ok(DROP)),
     ),
     Scripted(
@@ -218,19 +224,9 @@ SCRIPTED: tuple[Scripted, ...] = (
         note="Spreads 0 (4♦ 5♦ 6♦) and 1 (J♣ J♦ J♥) are others'; the seat's first meld this "
         "turn is spread 2. Laying off everything empties the hand: out, no discard "
         "(R-LAYOFF, R-END-OUT).",
-        hands={0: "7d Js 2s 3s 5s", 1: "4d 5d 6d 9c Tc", 2: "Jc Jd Jh 8c Kc"},
-        stock="8h 9h Th 4s",
-        script=(
-            DRAW_STOCK,
-            discard("8h"),
-            DRAW_STOCK,
-            meld("4d 5d 6d"),
-            discard("9h"),
-            DRAW_STOCK,
-            meld("Jc Jd Jh"),
-            discard("Th"),
-            DRAW_STOCK,
-        ),
+        hands=_TWO_SPREADS_HANDS,
+        stock=_TWO_SPREADS_STOCK,
+        script=(*_TWO_SPREADS_SCRIPT, DRAW_STOCK),
         answers=(
             ok(lay("7d", 0), lay("Js", 1), meld("2s 3s 4s"), lay("5s", 2)),
             ok(meld("2s 3s 4s 5s"), lay("7d", 0), lay("Js", 1)),
