@@ -24,6 +24,7 @@ import pytest
 from arena._runner import MatchRecord, TimeControl, run_match
 from arena.sandbox import ProcessSandbox, Sandbox, SandboxLimits
 from arena.sandbox._docker import LABEL, DockerSandbox, Runtime, docker_available
+from arena.sandbox._images import ensure_base_image
 from flipflop import BotManifest, MatchConfig, read_manifest
 
 REQUIRE_DOCKER = "ARENA_REQUIRE_DOCKER"
@@ -367,3 +368,25 @@ def module_arena(
     """:func:`arena` for one match shared by several tests of a module."""
     scratch = tmp_path_factory.mktemp(f"arena-{kind}")
     yield from _arena(kind, docker_runtime, scratch, request)
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    """A Docker client with a long API timeout: image builds take minutes.
+
+    The test is skipped without an engine (failed under ARENA_REQUIRE_DOCKER).
+    """
+    require_docker()
+    import docker  # type: ignore[import-untyped,unused-ignore]
+
+    c = docker.from_env(timeout=600)
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+@pytest.fixture(scope="module")
+def base(client: Any) -> str:
+    """The arena's base image, built or found once."""
+    return ensure_base_image(client, QUIET)

@@ -27,38 +27,17 @@ from arena.sandbox._images import (
     BuildLimits,
     _record_use,
     check_dockerfile,
-    ensure_base_image,
     ensure_bot_image,
 )
 from flipflop import BotManifest, read_manifest
-from tests.arena.sandbox.conftest import REPO, require_docker
+from tests.arena.sandbox.conftest import QUIET, REPO
 
-QUIET = lambda message: None  # noqa: E731 - a named no-op
 SIX = "six==1.17.0 --hash=sha256:4721f391ed90541fddacab5acf947aa0d3dc7d27b2e1e8eda2be8970586c3274"
 """A small pure-Python wheel, pinned by hash as ``pip hash`` prints it."""
 TRUSTED_HEAD = "ARG BASE=flipflop-base:latest\nFROM ${BASE}\n"
 TRUSTED_TAIL = 'COPY . /bot\nWORKDIR /bot\nUSER 65534:65534\nENTRYPOINT ["python3", "bot.py"]\n'
 
 pytestmark = pytest.mark.docker
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    """A Docker client; the test is skipped without an engine."""
-    require_docker()
-    import docker  # type: ignore[import-untyped,unused-ignore]
-
-    c = docker.from_env(timeout=300)
-    try:
-        yield c
-    finally:
-        c.close()
-
-
-@pytest.fixture(scope="module")
-def base(client: Any) -> str:
-    """The arena's base image, built or found once."""
-    return ensure_base_image(client, QUIET)
 
 
 @pytest.fixture

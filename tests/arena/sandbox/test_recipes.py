@@ -40,7 +40,6 @@ from arena.sandbox._images import (
     NODE_IMAGE,
     NODE_ROOT,
     DebianRoot,
-    ensure_base_image,
     ensure_bot_image,
     ensure_root,
     stderr_log,
@@ -50,7 +49,6 @@ from tests.arena.sandbox.conftest import (
     QUIET,
     bundled,
     docker_runtimes,
-    require_docker,
     require_runtime,
 )
 
@@ -82,25 +80,6 @@ def require_toolchain(client: Any, language: str) -> None:
         missing(f"no {root.tag} image and debootstrap is not installed to make it")
     if os.geteuid() != 0:
         missing(f"no {root.tag} image and debootstrap needs root to make it")
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    """A Docker client; the test is skipped without an engine."""
-    require_docker()
-    import docker  # type: ignore[import-untyped,unused-ignore]
-
-    c = docker.from_env(timeout=600)
-    try:
-        yield c
-    finally:
-        c.close()
-
-
-@pytest.fixture(scope="module")
-def base(client: Any) -> str:
-    """The arena's base image, built or found once."""
-    return ensure_base_image(client, QUIET)
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,6 @@ from click.testing import CliRunner
 
 from arena._scaffold import scaffold_bot
 from arena.cli import main
-from tests.arena.sandbox.conftest import require_docker
 from tests.arena.sandbox.test_recipes import require_toolchain
 
 LANGUAGES = ["python", "node", "go", "cpp"]
@@ -47,19 +46,6 @@ class Ladder:
     exit_code: int
     output: str
     matches: list[dict[str, Any]]
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    """A Docker client (for the toolchain checks); the module is skipped without an engine."""
-    require_docker()
-    import docker  # type: ignore[import-untyped,unused-ignore]
-
-    c = docker.from_env(timeout=600)
-    try:
-        yield c
-    finally:
-        c.close()
 
 
 @pytest.fixture(scope="module")
