@@ -74,6 +74,7 @@ from arena.league._migrations import (
     schema_drift,
     upgrade,
 )
+from arena.league._results import Counter, VersionStats
 from arena.league._submissions import (
     DEFAULT_SUBMISSIONS_PER_DAY,
     SubmissionCount,
@@ -104,6 +105,7 @@ __all__ = [
     "BotVersion",
     "ClaimedMatch",
     "Conflict",
+    "Counter",
     "Credentials",
     "DirectoryStore",
     "Forbidden",
@@ -127,8 +129,8 @@ __all__ = [
     "UploadRejected",
     "User",
     "ValidationStep",
+    "VersionStats",
     "VersionStatus",
-    "annotations",
     "authenticate",
     "check_digest",
     "claim_match",

@@ -146,6 +146,13 @@ class BotVersion(Base):
     rating_mu: Mapped[float] = mapped_column(Float())
     rating_sigma: Mapped[float] = mapped_column(Float())
     parent_id: Mapped[int | None] = mapped_column(ForeignKey("bot_versions.id"))
+    # Whether it becomes active once validated (the owner may ask otherwise: `--no-activate`).
+    activate: Mapped[bool] = mapped_column(Boolean(), default=True)
+    # The validation job's lease, like a match's: who validates it, until when.
+    lease_owner: Mapped[str | None] = mapped_column(String(128))
+    lease_expires: Mapped[dt.datetime | None] = mapped_column(UtcDateTime())
+    # Why it was rejected, in one sentence (the failing step's detail); "" otherwise.
+    reason: Mapped[str] = mapped_column(Text(), default="")
 
 
 class ValidationStep(Base):

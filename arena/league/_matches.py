@@ -25,6 +25,7 @@ from sqlalchemy import (
     CHAR,
     JSON,
     Enum,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -85,6 +86,13 @@ class Match(Base):
     finished_at: Mapped[dt.datetime | None] = mapped_column(UtcDateTime())
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON())
     replay_sha256: Mapped[str | None] = mapped_column(CHAR(64))
+    # The deal: every match of one duplicate group has the same seed, seats rotated. The
+    # seed is secret until the match is over (docs/security.md): no API shows it.
+    seed: Mapped[str] = mapped_column(String(64), default="")
+    group_id: Mapped[int | None] = mapped_column(Integer(), index=True)
+    rotation: Mapped[int] = mapped_column(Integer(), default=0)
+    # The order in which results were counted (1, 2, …): ratings are a fold in this order.
+    result_seq: Mapped[int | None] = mapped_column(Integer(), unique=True)
 
 
 class MatchSeat(Base):
@@ -97,6 +105,13 @@ class MatchSeat(Base):
     )
     seat: Mapped[int] = mapped_column(Integer(), primary_key=True)
     version_id: Mapped[int] = mapped_column(ForeignKey("bot_versions.id"), index=True)
+    # Filled in when the result is counted: its place, final chips, the places its luck was
+    # worth (None: unknown), and its version's rating right after this match.
+    place: Mapped[int | None] = mapped_column(Integer())
+    chips: Mapped[int | None] = mapped_column(Integer())
+    luck: Mapped[float | None] = mapped_column(Float())
+    mu_after: Mapped[float | None] = mapped_column(Float())
+    sigma_after: Mapped[float | None] = mapped_column(Float())
 
 
 @dataclass(frozen=True, slots=True)
