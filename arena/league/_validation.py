@@ -1,0 +1,568 @@
+"""Validating a submitted version: build, check, then a validation match, each step recorded.
+
+A validator (``LocalExecutor``) claims a version (:func:`~arena.league.claim_validation`),
+then :func:`validate_version` runs its steps in order, each in short transactions of its
+own, never one held open while a bot runs:
+
+1. ``build``: its source is unpacked from the artifact store (``source_dir``), what its
+   ``bot.toml`` asks of the sandbox (memory, start budget) is checked, and with the Docker
+   sandbox its image is built offline (or found); the process sandbox runs the source as it
+   is, so there is nothing to build;
+2. ``check``: the bot is started in the sandbox and put through the SDK's conformance check,
+   exactly as ``arena check`` does locally; a failure's words are ``flipflop.format_report``'s;
+3. ``match``: a short match against the league's house bots (:data:`HOUSE_BOTS`) in the same
+   sandbox; a version that does not start, crashes or is forfeited in it fails.
+
+Each step is a ``validation_steps`` row: started, then its outcome, a detail and a log in the
+artifact store. A ``failed`` step rejects the version (its reason is the step's detail). An
+``error`` step is the league's fault (Docker gone, a house bot missing): the version goes back
+to ``uploaded``, its lease released, to be validated again from the start. A version that
+passes every step becomes active (the bot's active version, if any, retired in the same
+transaction) unless its owner said otherwise, or a newer version of the bot is already
+active: then it is ``retired``, validated but not playing, and can be activated later.
+
+The validator holds a lease on the version, renewed while a step runs and at every step;
+every write is conditional on holding it, so a validator whose lease ran out (its version
+claimed again by another) writes nothing more.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import logging
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from arena._bundled import resolve_bot
+from arena._errors import ArenaError, SandboxError, SandboxUnavailable
+from arena._runner import FaultKind, MatchRecord, TimeControl, run_match, wait_serving
+from arena._text import clean_lines
+from arena.league._bots import (
+    Bot,
+    BotVersion,
+    StepKind,
+    StepOutcome,
+    ValidationStep,
+    VersionStatus,
+)
+from arena.league._db import unit_of_work, utcnow
+from arena.league._errors import ArtifactError, NotFound, UploadRejected
+from arena.league._home import League
+from arena.league._versions import PENDING, forget_steps, make_active, seat_manifest
+from arena.sandbox import Sandbox, SandboxKind
+from flipflop import BotError, BotManifest, ManifestError, MatchConfig, check_bot, format_report
+
+__all__ = [
+    "DEFAULT_VALIDATION_LEASE",
+    "HOUSE_BOTS",
+    "NO_IMAGE",
+    "VALIDATION_HANDS",
+    "house_bots",
+    "validate_version",
+]
+
+logger = logging.getLogger(__name__)
+
+HOUSE_BOTS: tuple[str, ...] = ("greedy", "counter", "random")
+"""The bundled bots a version plays its validation match against (``bots/``)."""
+VALIDATION_HANDS = 20
+"""The hand cap of a validation match: long enough to see a bot through many decisions and
+hand ends, short enough to take seconds."""
+CHECK_DECISION_S = 5.0
+"""The conformance check's deadline per decision, more generous than ``arena check``'s 1 s: a
+busy league machine must not reject a good bot; the matches' own clock (``TimeControl``)
+holds a slow bot to account."""
+DEFAULT_VALIDATION_LEASE = dt.timedelta(minutes=10)
+"""How long a validator holds a version between renewals (renewed every third of it while a
+step runs): past it, a dead validator's version is claimed again."""
+NO_IMAGE = "no image: the process sandbox runs the source as it is"
+"""The detail of a passed build step in the process sandbox."""
+_LOG_TAIL_LINES = 20  # of a failed check's bot output, as `arena check` shows them
+_LEASE_RENEWALS = 3  # per lease, while a step runs
+
+
+@dataclass(frozen=True, slots=True)
+class _Result:
+    """How a step ended: its outcome, one detail for people and its full log."""
+
+    outcome: StepOutcome
+    detail: str
+    log: str
+
+
+def house_bots() -> list[BotManifest]:
+    """The manifests of :data:`HOUSE_BOTS`, from the bundled bots.
+
+    Raises:
+        ArenaError: a house bot is not bundled here.
+    """
+    return [resolve_bot(name) for name in HOUSE_BOTS]
+
+
+def validate_version(
+    league: League,
+    version_id: int,
+    *,
+    worker: str,
+    sandbox: Sandbox,
+    workdir: Path,
+    lease: dt.timedelta = DEFAULT_VALIDATION_LEASE,
+    check_matches: int = 5,
+    house: Sequence[BotManifest] | None = None,
+) -> VersionStatus:
+    """Run the validation steps of version ``version_id``, which ``worker`` has claimed.
+
+    See the module docstring. The sandbox is the caller's (not closed here).
+
+    Args:
+        league: the league.
+        version_id: the version, claimed by ``worker`` (``claim_validation``).
+        worker: the validator's name, the lease's owner.
+        sandbox: where the bot is built, checked and played.
+        workdir: a short directory for sockets and scratch (unix socket paths are short).
+        lease: how long the lease lasts between renewals.
+        check_matches: the conformance check's matches.
+        house: the validation match's opponents (2 to 4); default :func:`house_bots`.
+
+    Returns:
+        The version's status afterwards: ``active`` or ``retired`` (passed), ``rejected``
+        (a step failed), ``uploaded`` (a step hit an error: to be validated again), or its
+        status as another validator left it, when ``worker`` lost the lease.
+
+    Raises:
+        NotFound: no such version.
+        ValueError: ``house`` has fewer than 2 or more than 4 bots.
+    """
+    if house is not None and not 2 <= len(house) <= 4:
+        raise ValueError(f"a validation match needs 2 to 4 house bots, not {len(house)}")
+    held = _begin(league, version_id, worker, lease)
+    if held is None:
+        return _status(league, version_id)
+    bot, number, sha256, activate = held
+    workdir.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(dir=workdir, prefix="v"))
+    steps = _Steps(league, sandbox, bot, number, sha256, scratch, check_matches, house)
+    order = (
+        (StepKind.BUILD, VersionStatus.BUILDING, steps.build),
+        (StepKind.CHECK, VersionStatus.CHECKING, steps.check),
+        (StepKind.MATCH, VersionStatus.VALIDATING, steps.match),
+    )
+    try:
+        for i, (kind, status, run) in enumerate(order):
+            if not _start_step(league, version_id, worker, lease, kind, status):
+                return _status(league, version_id)
+            with _renewing(league, version_id, worker, lease):
+                result = _guarded(kind, run)
+            logger.info(
+                "validation of %s v%d: %s %s", bot, number, kind.value, result.outcome.value
+            )
+            after = _end_step(
+                league,
+                version_id,
+                worker,
+                lease,
+                kind,
+                result,
+                last=i == len(order) - 1,
+                activate=activate,
+            )
+            if after is None:
+                return _status(league, version_id)
+            if after not in PENDING or after is VersionStatus.UPLOADED:
+                return after
+        raise AssertionError("unreachable: the last step ends the validation")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------- the steps
+
+
+class _Steps:
+    """The three steps of one version's validation, each returning a :class:`_Result`."""
+
+    def __init__(
+        self,
+        league: League,
+        sandbox: Sandbox,
+        bot: str,
+        number: int,
+        sha256: str,
+        scratch: Path,
+        check_matches: int,
+        house: Sequence[BotManifest] | None,
+    ) -> None:
+        self.league = league
+        self.sandbox = sandbox
+        self.bot = bot
+        self.number = number
+        self.sha256 = sha256
+        self.scratch = scratch
+        self.check_matches = check_matches
+        self.house = house
+        self.manifest: BotManifest | None = None
+
+    def build(self) -> _Result:
+        """Unpack the source, check what its bot.toml asks, build its image (Docker)."""
+        try:
+            manifest = seat_manifest(self.league, self.bot, self.number, self.sha256)
+        except (UploadRejected, ManifestError) as e:
+            return _failed(str(e))
+        except ArtifactError as e:
+            return _error(str(e))
+        try:
+            # A bot.toml asking for more memory or start time than the league allows fails
+            # here, before anything starts: the same words as `arena check`'s.
+            self.sandbox.limits.memory_for(manifest)
+            self.sandbox.limits.start_timeout_for(manifest)
+        except SandboxError as e:
+            return _failed(str(e))
+        self.manifest = manifest
+        if self.sandbox.kind is not SandboxKind.DOCKER:
+            return _Result(StepOutcome.PASSED, NO_IMAGE, NO_IMAGE + "\n")
+        image_for = getattr(self.sandbox, "image_for", None)
+        if image_for is None:  # a Docker sandbox builds its images on first use
+            return _Result(StepOutcome.PASSED, "the image is built when the bot starts", "")
+        try:
+            tag = image_for(manifest)
+        except SandboxUnavailable as e:
+            return _error(str(e))
+        except SandboxError as e:
+            return _failed(str(e))
+        detail = f"image {tag}, built offline from the arena's {manifest.runtime.value} recipe"
+        return _Result(StepOutcome.PASSED, detail, detail + "\n")
+
+    def check(self) -> _Result:
+        """The conformance check, as ``arena check`` runs it (``arena/cli/_check.py``)."""
+        manifest = self._manifest()
+        budget = self.sandbox.limits.start_timeout_for(manifest)
+        try:
+            running = self.sandbox.start(manifest, self.scratch / "c", "check")
+        except SandboxUnavailable as e:
+            return _error(str(e))
+        except SandboxError as e:
+            return _failed(str(e))
+        try:
+            with wait_serving(running, manifest.name, budget) as client:
+                report = check_bot(
+                    client.endpoint,
+                    matches=self.check_matches,
+                    seed=int(self.sha256[:8], 16),
+                    decision_timeout=CHECK_DECISION_S,
+                    seat_token=running.seat_token,
+                )
+        except (SandboxError, BotError) as e:
+            running.stop()  # so that its output is complete
+            return _failed(str(e) or type(e).__name__, _output(running.log_path))
+        finally:
+            running.stop()
+        text = clean_lines(format_report(report))  # it quotes the bot
+        if report.ok:
+            return _Result(StepOutcome.PASSED, text, text + "\n")
+        log = text + "\n"
+        tail = _output(running.log_path, _LOG_TAIL_LINES)
+        if tail:
+            log += f"\nthe bot's output (last lines of {running.log_path.name}):\n{tail}\n"
+        return _Result(StepOutcome.FAILED, text, log)
+
+    def match(self) -> _Result:
+        """A validation match against the house bots; a crash or a forfeit fails it."""
+        manifest = self._manifest()
+        try:
+            house = list(self.house) if self.house is not None else house_bots()
+        except ArenaError as e:
+            return _error(f"the league's house bots are missing: {e}")
+        bots = [manifest, *house]
+        config = MatchConfig(seats=len(bots), hand_cap=VALIDATION_HANDS)
+        record = run_match(
+            f"validation-{self.bot}-v{self.number}",
+            f"validation:{self.sha256}",
+            bots,
+            config,
+            sandbox=self.sandbox,
+            workdir=self.scratch / "m",
+            replay_path=self.scratch / "replay.jsonl",
+            logs_dir=self.scratch / "logs",
+            clock=TimeControl(),
+        )
+        return _judge(record, [m.name for m in house])
+
+    def _manifest(self) -> BotManifest:
+        assert self.manifest is not None, "the build step comes first"
+        return self.manifest
+
+
+def _judge(record: MatchRecord, house: Sequence[str]) -> _Result:
+    """The match step's result from its record: seat 0 is the version, the rest the house."""
+    seat = record.seats[0]
+    faults = [f for f in record.faults if f.seat == 0]
+    summary = _summary(record)
+    output = ""
+    if seat.log:
+        output = _output(Path(seat.log))
+        summary += f"\n\nthe bot's output ({Path(seat.log).name}):\n{output}\n" if output else ""
+    idle = [r for r in record.seats[1:] if not r.started]
+    if idle:  # the league's own bots: its fault (Docker gone, say), the version not judged
+        names = ", ".join(r.bot for r in idle)
+        return _error(f"a house bot did not start in the validation match ({names})", summary)
+    if not seat.started:
+        why = faults[0].detail if faults else "no reason recorded"
+        return _failed(f"did not start in its validation match: {why}", summary)
+    if seat.forfeited:
+        fatal = next((f for f in faults if f.forfeited), faults[-1] if faults else None)
+        if fatal is None:
+            return _failed("was forfeited in its validation match", summary)
+        if fatal.kind is FaultKind.CRASH:
+            return _failed(
+                f"crashed in its validation match: {fatal.detail} (hand {fatal.hand})", summary
+            )
+        return _failed(
+            f"was forfeited in its validation match: {fatal.kind.value}: {fatal.detail}"
+            f" (hand {fatal.hand})",
+            summary,
+        )
+    place = record.placements[0]
+    detail = (
+        f"played its validation match against {', '.join(house)}: place {place} of"
+        f" {len(record.placements)} after {record.hands} hands"
+    )
+    if faults:
+        detail += f", {len(faults)} fault{'s' if len(faults) != 1 else ''} without forfeit"
+    return _Result(StepOutcome.PASSED, detail, summary)
+
+
+def _summary(record: MatchRecord) -> str:
+    """The match for the step's log: who placed where, and every fault."""
+    lines = [
+        f"validation match {record.match_id}: {record.hands} hands"
+        f"{' (hand cap)' if record.by_cap else ''}, {record.decisions} decisions,"
+        f" {record.seconds:.1f} s"
+    ]
+    for s in record.seats:
+        lines.append(
+            f"  seat {s.seat} {s.bot} {s.version}: place {record.placements[s.seat]},"
+            f" {record.bankrolls[s.seat]} chips, {s.decisions} decisions, {s.strikes} strikes"
+            f"{', forfeited' if s.forfeited else ''}{'' if s.started else ', never started'}"
+        )
+    for f in record.faults:
+        lines.append(
+            f"  fault: seat {f.seat} {f.bot}, hand {f.hand}, {f.kind.value}: {f.detail}"
+            f"{' (seat forfeited)' if f.forfeited else ''}"
+        )
+    return clean_lines("\n".join(lines))
+
+
+def _output(path: Path, lines: int | None = None) -> str:
+    """A bot's output log (as the sandbox capped it, or its last ``lines``), safe to show."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    kept = text.splitlines()
+    if lines is not None:
+        kept = kept[-lines:]
+    return clean_lines("\n".join(kept))
+
+
+def _failed(detail: str, log: str = "") -> _Result:
+    text = clean_lines(detail.strip())
+    return _Result(StepOutcome.FAILED, text, f"{text}\n\n{log}".rstrip("\n") + "\n")
+
+
+def _error(detail: str, log: str = "") -> _Result:
+    text = clean_lines(detail.strip())
+    return _Result(StepOutcome.ERROR, text, f"{text}\n\n{log}".rstrip("\n") + "\n")
+
+
+def _guarded(kind: StepKind, run: Callable[[], _Result]) -> _Result:
+    """Run a step; an exception it did not expect is the league's fault: an error, retried."""
+    try:
+        return run()
+    except Exception as e:
+        logger.exception("validation step %s failed unexpectedly", kind.value)
+        return _error(f"the league failed in the {kind.value} step: {type(e).__name__}: {e}")
+
+
+# ---------------------------------------------------------------------- the database side
+
+
+def _begin(
+    league: League, version_id: int, worker: str, lease: dt.timedelta
+) -> tuple[str, int, str, bool] | None:
+    """Start a validation from scratch: forget earlier steps; None if ``worker`` has no lease."""
+    with unit_of_work(league.sessions) as session:
+        row = session.execute(
+            select(BotVersion, Bot.name)
+            .join(Bot, BotVersion.bot_id == Bot.id)
+            .where(BotVersion.id == version_id)
+            .with_for_update()
+        ).one_or_none()
+        if row is None:
+            raise NotFound(f"no bot version with id {version_id}")
+        version, bot = row
+        if version.lease_owner != worker or version.status not in PENDING:
+            return None
+        forget_steps(session, version_id)
+        version.lease_expires = utcnow() + lease
+        return bot, version.number, version.source_sha256, version.activate
+
+
+def _held(
+    session: Session, version_id: int, worker: str, lease: dt.timedelta | None, **values: object
+) -> bool:
+    """Renew ``worker``'s lease (or clear it: ``lease`` None) and set ``values``, if held."""
+    if lease is None:
+        values.update(lease_owner=None, lease_expires=None)
+    else:
+        values.update(lease_expires=utcnow() + lease)
+    done = session.execute(
+        update(BotVersion)
+        .where(
+            BotVersion.id == version_id,
+            BotVersion.lease_owner == worker,
+            BotVersion.status.in_(PENDING),
+        )
+        .values(**values)
+        .returning(BotVersion.id)
+        .execution_options(synchronize_session=False)
+    ).scalar_one_or_none()
+    return done is not None
+
+
+def _start_step(
+    league: League,
+    version_id: int,
+    worker: str,
+    lease: dt.timedelta,
+    kind: StepKind,
+    status: VersionStatus,
+) -> bool:
+    """Set the version's status and add the step's row (started); False if the lease is lost."""
+    with unit_of_work(league.sessions) as session:
+        if not _held(session, version_id, worker, lease, status=status):
+            return False
+        forget_steps(session, version_id, [kind])
+        session.add(
+            ValidationStep(
+                version_id=version_id,
+                step=kind,
+                outcome=None,
+                detail="",
+                log_sha256=None,
+                started=utcnow(),
+                finished=None,
+            )
+        )
+        return True
+
+
+def _end_step(
+    league: League,
+    version_id: int,
+    worker: str,
+    lease: dt.timedelta,
+    kind: StepKind,
+    result: _Result,
+    *,
+    last: bool,
+    activate: bool,
+) -> VersionStatus | None:
+    """Record the step's end and what it means for the version, in one transaction.
+
+    Returns the version's status afterwards, or None if ``worker`` no longer holds it.
+    """
+    log_sha256 = league.artifacts.put(result.log.encode("utf-8")) if result.log else None
+    with unit_of_work(league.sessions) as session:
+        if result.outcome is StepOutcome.FAILED:
+            status = VersionStatus.REJECTED
+            held = _held(session, version_id, worker, None, status=status, reason=result.detail)
+        elif result.outcome is StepOutcome.ERROR:
+            status = VersionStatus.UPLOADED
+            held = _held(session, version_id, worker, None, status=status)
+        elif not last:
+            status = VersionStatus(_current(session, version_id))
+            held = _held(session, version_id, worker, lease)
+        else:
+            held = _held(session, version_id, worker, None, reason="")
+            status = _pass(session, version_id, activate) if held else VersionStatus.UPLOADED
+        if not held:
+            return None
+        session.execute(
+            update(ValidationStep)
+            .where(ValidationStep.version_id == version_id, ValidationStep.step == kind)
+            .values(
+                outcome=result.outcome,
+                detail=result.detail,
+                log_sha256=log_sha256,
+                finished=utcnow(),
+            )
+            .execution_options(synchronize_session=False)
+        )
+        return status
+
+
+def _pass(session: Session, version_id: int, activate: bool) -> VersionStatus:
+    """A version that passed every step: active, or retired (validated, not playing).
+
+    It becomes active if its owner asked for that and no newer version of the bot is active
+    already (two validations finishing out of order must not put the older one in play).
+    """
+    version = session.get(BotVersion, version_id, populate_existing=True)
+    assert version is not None
+    newer_active = session.scalar(
+        select(BotVersion.id).where(
+            BotVersion.bot_id == version.bot_id,
+            BotVersion.status == VersionStatus.ACTIVE,
+            BotVersion.number > version.number,
+        )
+    )
+    if activate and newer_active is None:
+        make_active(session, version.bot_id, version.id)
+        return VersionStatus.ACTIVE
+    version.status = VersionStatus.RETIRED
+    session.flush()
+    return VersionStatus.RETIRED
+
+
+def _current(session: Session, version_id: int) -> str:
+    status = session.scalar(select(BotVersion.status).where(BotVersion.id == version_id))
+    if status is None:
+        raise NotFound(f"no bot version with id {version_id}")
+    return str(status)
+
+
+def _status(league: League, version_id: int) -> VersionStatus:
+    with unit_of_work(league.sessions) as session:
+        return VersionStatus(_current(session, version_id))
+
+
+@contextlib.contextmanager
+def _renewing(league: League, version_id: int, worker: str, lease: dt.timedelta) -> Iterator[None]:
+    """Renew ``worker``'s lease every third of it, on a thread, while the block runs."""
+    stop = threading.Event()
+    interval = max(lease.total_seconds() / _LEASE_RENEWALS, 0.05)
+
+    def renew() -> None:
+        while not stop.wait(interval):
+            try:
+                with unit_of_work(league.sessions) as session:
+                    if not _held(session, version_id, worker, lease):
+                        return  # lost: the step's end will write nothing
+            except Exception:  # the next renewal, or the step's end, tries again
+                logger.exception("renewing the validation lease of version %d", version_id)
+
+    thread = threading.Thread(target=renew, name=f"lease-v{version_id}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()

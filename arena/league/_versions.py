@@ -1,0 +1,579 @@
+"""Bot versions: submitting one, listing them, activating one, and where their sources are.
+
+A submission is one unit of work (``docs/league.md``, "The life of a submission"):
+
+1. the submitter must own the bot (it is made for them if it does not exist yet), and
+   neither they nor the bot may be disabled;
+2. the archive is spooled and hashed; the same archive for the same bot again is the
+   version already made of it, answered as such, and takes no submission slot;
+3. otherwise the day's slot is taken (``take_submission``), the archive is unpacked with
+   every check of ``unpack_upload`` into a temporary directory (a refusal raises
+   :class:`UploadRejected`, and the caller's rollback gives the slot back), its bytes go to
+   the artifact store, and the version is added: status ``uploaded``, numbered one more
+   than the bot's last, its parent the bot's active version (else its newest), its rating
+   inherited from the parent (``inherited_rating``).
+
+Validation (``_validation.py``) takes it from there; :func:`claim_validation` hands the
+oldest waiting version to a validator under a lease, as ``claim_match`` does for matches.
+:func:`activate_version` is rollback and roll-forward: any version that passed validation
+can be made the bot's active one again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import io
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.orm import Session
+
+from arena.league._accounts import User
+from arena.league._artifacts import check_digest
+from arena.league._bots import (
+    DEFAULT_MU,
+    DEFAULT_SIGMA,
+    Bot,
+    BotVersion,
+    StepKind,
+    StepOutcome,
+    ValidationStep,
+    VersionStatus,
+    inherited_rating,
+)
+from arena.league._db import utcnow
+from arena.league._errors import Conflict, Forbidden, LeagueError, NotFound
+from arena.league._home import League
+from arena.league._results import VersionStats
+from arena.league._submissions import take_submission
+from arena.league._uploads import _spool, unpack_upload
+from flipflop import BotManifest, read_manifest
+
+__all__ = [
+    "BOT_NAME_MAX",
+    "PENDING",
+    "StepInfo",
+    "Submitted",
+    "VersionInfo",
+    "activate_version",
+    "claim_validation",
+    "forget_steps",
+    "get_version",
+    "list_versions",
+    "make_active",
+    "seat_manifest",
+    "seat_name",
+    "source_dir",
+    "submit_version",
+    "version_info",
+]
+
+BOT_NAME_MAX = 32
+"""The longest bot name a submission may make: ``NAME-vNUMBER`` (the name a version plays
+under, :func:`seat_manifest`) must stay within a manifest name's 40 characters."""
+_BOT_NAME = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9_-]{{0,{BOT_NAME_MAX - 1}}}$")
+_MANIFEST_NAME_MAX = 40  # flipflop's rule for bot.toml names (sdk/flipflop/_manifest.py)
+
+PENDING = (
+    VersionStatus.UPLOADED,
+    VersionStatus.BUILDING,
+    VersionStatus.CHECKING,
+    VersionStatus.VALIDATING,
+)
+"""The statuses of a version whose validation has not ended."""
+_VALIDATED = (VersionStatus.ACTIVE, VersionStatus.RETIRED)
+
+
+@dataclass(frozen=True, slots=True)
+class StepInfo:
+    """One validation step of a version, as its owner sees it.
+
+    Attributes:
+        step: which step.
+        outcome: how it ended; None while it runs.
+        detail: what happened, in the words ``arena check`` uses locally for a failure.
+        log_sha256: its log in the artifact store, or None.
+        started: when it started (UTC).
+        finished: when it ended (UTC), or None while it runs.
+    """
+
+    step: StepKind
+    outcome: StepOutcome | None
+    detail: str
+    log_sha256: str | None
+    started: dt.datetime
+    finished: dt.datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class VersionInfo:
+    """A version of a bot, with its validation steps.
+
+    Attributes:
+        id: the version's id.
+        bot: its bot's name.
+        owner: its bot's owner.
+        number: its number within the bot, from 1.
+        status: where it is in its life.
+        source_sha256: its archive in the artifact store.
+        created: when it was submitted (UTC).
+        rating_mu: its rating's mean.
+        rating_sigma: its rating's uncertainty.
+        parent: the number of the version it replaced, or None for a bot's first.
+        activate: whether it becomes active once validated.
+        reason: why it was rejected, "" otherwise.
+        steps: its validation steps, in the order they run.
+    """
+
+    id: int
+    bot: str
+    owner: str
+    number: int
+    status: VersionStatus
+    source_sha256: str
+    created: dt.datetime
+    rating_mu: float
+    rating_sigma: float
+    parent: int | None
+    activate: bool
+    reason: str
+    steps: tuple[StepInfo, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    """What a submission made.
+
+    Attributes:
+        version: the version.
+        new: False when the same archive already was a version of this bot (nothing made).
+        left_today: submissions the user has left today; None when none was counted.
+    """
+
+    version: VersionInfo
+    new: bool
+    left_today: int | None
+
+
+def submit_version(
+    session: Session,
+    league: League,
+    user: str,
+    bot: str,
+    archive: bytes | BinaryIO,
+    *,
+    activate: bool = True,
+    now: dt.datetime | None = None,
+) -> Submitted:
+    """Submit ``archive`` (a packed bot, ``pack_bot``) as a new version of ``user``'s ``bot``.
+
+    The bot is made, owned by ``user``, if the league has none of that name. Only its
+    owner may submit to a bot (an admin no more than anyone else). See the module docstring
+    for the order of the checks; run it in one :func:`unit_of_work`, so that a refusal
+    gives the submission slot back.
+
+    Args:
+        session: the unit of work's session.
+        league: the league (its limits and its artifact store).
+        user: who submits.
+        bot: the bot's name in the league.
+        archive: the tar.gz, as bytes or a stream (read in chunks).
+        activate: make the version active once it passes validation.
+        now: the time of the submission (default: now).
+
+    Raises:
+        NotFound: no such user.
+        Forbidden: the user or the bot is disabled, or another user owns the bot.
+        LeagueError: ``bot`` is not a valid bot name.
+        SubmissionLimitExceeded: the user has no submission left today.
+        UploadRejected: the archive is too big, malformed, hostile or has no valid bot.toml.
+    """
+    now = now or utcnow()
+    account = session.execute(select(User.id, User.disabled).where(User.name == user)).one_or_none()
+    if account is None:
+        raise NotFound(f"no user named {user!r}")
+    user_id, user_disabled = account
+    if user_disabled:
+        raise Forbidden(f"the account {user!r} is disabled")
+    # The bot's row is locked until the end of the transaction (PostgreSQL; SQLite runs one
+    # writer at a time anyway): two submissions to one bot get consecutive numbers.
+    row = session.scalar(select(Bot).where(Bot.name == bot).with_for_update())
+    if row is None and not _BOT_NAME.match(bot):
+        raise LeagueError(
+            f"a bot name is 1-{BOT_NAME_MAX} letters, digits, '-' or '_', starting with a letter"
+            f" or digit (got {bot[:80]!r})"
+        )
+    if row is not None and row.owner_id != user_id:
+        raise Forbidden(f"the bot {bot!r} belongs to another user: only its owner submits to it")
+    if row is not None and row.disabled:
+        raise Forbidden(f"the bot {bot!r} is disabled: it takes no submissions")
+    limits = league.config.uploads
+    source = io.BytesIO(archive) if isinstance(archive, bytes | bytearray) else archive
+    with tempfile.TemporaryFile(prefix="ffa-submit-") as spool:
+        sha256, _ = _spool(source, spool, limits)
+        if row is not None:
+            same = session.scalar(
+                select(BotVersion).where(
+                    BotVersion.bot_id == row.id, BotVersion.source_sha256 == sha256
+                )
+            )
+            if same is not None:
+                return Submitted(_info(session, same), new=False, left_today=None)
+        left = take_submission(session, user, limit=league.config.submissions_per_day, now=now)
+        with tempfile.TemporaryDirectory(prefix="ffa-unpack-") as scratch:
+            spool.seek(0)
+            unpack_upload(spool, Path(scratch), limits)
+        spool.seek(0)
+        stored = league.artifacts.put_stream(spool)
+    assert stored == sha256, "the artifact store hashed other bytes than were checked"
+    if row is None:
+        row = Bot(owner_id=user_id, name=bot, disabled=False, created=now)
+        session.add(row)
+        session.flush()
+    parent = _parent(session, row.id)
+    mu, sigma = (
+        (DEFAULT_MU, DEFAULT_SIGMA)
+        if parent is None
+        else inherited_rating(parent.rating_mu, parent.rating_sigma)
+    )
+    last = session.scalar(select(func.max(BotVersion.number)).where(BotVersion.bot_id == row.id))
+    version = BotVersion(
+        bot_id=row.id,
+        number=(last or 0) + 1,
+        status=VersionStatus.UPLOADED,
+        source_sha256=sha256,
+        created=now,
+        rating_mu=mu,
+        rating_sigma=sigma,
+        parent_id=None if parent is None else parent.id,
+        activate=activate,
+        lease_owner=None,
+        lease_expires=None,
+        reason="",
+    )
+    session.add(version)
+    session.flush()
+    session.add(_zero_stats(version.id))
+    session.flush()
+    return Submitted(_info(session, version), new=True, left_today=left)
+
+
+def _parent(session: Session, bot_id: int) -> BotVersion | None:
+    """The version a new one of ``bot_id`` replaces: the active one, else the newest."""
+    active = session.scalar(
+        select(BotVersion).where(
+            BotVersion.bot_id == bot_id, BotVersion.status == VersionStatus.ACTIVE
+        )
+    )
+    if active is not None:
+        return active
+    return session.scalar(
+        select(BotVersion)
+        .where(BotVersion.bot_id == bot_id)
+        .order_by(BotVersion.number.desc())
+        .limit(1)
+    )
+
+
+def _zero_stats(version_id: int) -> VersionStats:
+    return VersionStats(
+        version_id=version_id,
+        matches=0,
+        first_places=0,
+        place_sum=0.0,
+        place_sq_sum=0.0,
+        score_sum=0.0,
+        score_sq_sum=0.0,
+        adjusted_matches=0,
+        adjusted_sum=0.0,
+        adjusted_sq_sum=0.0,
+        chips_sum=0,
+        net_chips_sum=0,
+        hands_sum=0,
+        faults=0,
+        last_played=None,
+    )
+
+
+def list_versions(session: Session, bot: str) -> list[VersionInfo]:
+    """Every version of ``bot``, the newest first.
+
+    Raises:
+        NotFound: no such bot.
+    """
+    row = _bot(session, bot)
+    versions = session.scalars(
+        select(BotVersion).where(BotVersion.bot_id == row.id).order_by(BotVersion.number.desc())
+    ).all()
+    return _infos(session, versions)
+
+
+def get_version(session: Session, bot: str, number: int) -> VersionInfo:
+    """Version ``number`` of ``bot``.
+
+    Raises:
+        NotFound: no such bot, or no such version of it.
+    """
+    return _info(session, _version(session, bot, number))
+
+
+def activate_version(session: Session, bot: str, number: int) -> VersionInfo:
+    """Make version ``number`` the active one of ``bot`` (rollback, or roll forward).
+
+    Only a version that passed validation (``active`` or ``retired``) can be; the version
+    active until now is retired first, in the same transaction, so the bot never has two
+    (the partial unique index would refuse it). Activating the active version changes
+    nothing.
+
+    Raises:
+        NotFound: no such bot or version.
+        Conflict: the version was rejected or has not finished its validation.
+    """
+    version = _version(session, bot, number)
+    if version.status is VersionStatus.REJECTED:
+        raise Conflict(
+            f"version {number} of {bot!r} was rejected ({_first_line(version.reason)}):"
+            " only a version that passed validation can be activated"
+        )
+    if version.status not in _VALIDATED:
+        raise Conflict(
+            f"version {number} of {bot!r} has not passed validation yet (it is"
+            f" {version.status.value}): only a version that passed it can be activated"
+        )
+    make_active(session, version.bot_id, version.id)
+    session.refresh(version)
+    return _info(session, version)
+
+
+def make_active(session: Session, bot_id: int, version_id: int) -> None:
+    """Retire ``bot_id``'s active version (if another) and make ``version_id`` active.
+
+    Two statements in this order: the partial unique index allows one active version per
+    bot at every moment, so the old one must be retired before the new one is activated.
+    """
+    session.execute(
+        update(BotVersion)
+        .where(
+            BotVersion.bot_id == bot_id,
+            BotVersion.status == VersionStatus.ACTIVE,
+            BotVersion.id != version_id,
+        )
+        .values(status=VersionStatus.RETIRED)
+        .execution_options(synchronize_session="fetch")
+    )
+    session.execute(
+        update(BotVersion)
+        .where(BotVersion.id == version_id)
+        .values(status=VersionStatus.ACTIVE)
+        .execution_options(synchronize_session="fetch")
+    )
+    session.flush()
+
+
+def claim_validation(
+    session: Session, worker: str, lease: dt.timedelta, *, now: dt.datetime | None = None
+) -> int | None:
+    """Claim the oldest version waiting for validation for ``worker``; its id, or None.
+
+    Waiting: ``uploaded`` with no lease, or any status of an unfinished validation
+    (``uploaded``, ``building``, ``checking``, ``validating``) whose lease has run out: its
+    validator died, and the validation starts again from its first step. Versions of a
+    disabled bot or user wait until they are enabled again. One conditional
+    ``UPDATE`` picks and claims, as :func:`~arena.league.claim_match` does (``FOR UPDATE
+    SKIP LOCKED`` on PostgreSQL), so two validators never hold one version.
+    """
+    now = now or utcnow()
+    enabled = (
+        select(Bot.id)
+        .join(User, Bot.owner_id == User.id)
+        .where(Bot.disabled.is_(False), User.disabled.is_(False))
+    )
+    waiting = (
+        BotVersion.status.in_(PENDING)
+        & (BotVersion.lease_owner.is_(None) | (BotVersion.lease_expires <= now))
+        & BotVersion.bot_id.in_(enabled)
+    )
+    oldest = (
+        select(BotVersion.id)
+        .where(waiting)
+        .order_by(BotVersion.id)
+        .limit(1)
+        .with_for_update(skip_locked=True)
+        .scalar_subquery()
+    )
+    claimed = session.execute(
+        update(BotVersion)
+        .where(BotVersion.id == oldest, waiting)
+        .values(lease_owner=worker, lease_expires=now + lease)
+        .returning(BotVersion.id)
+        .execution_options(synchronize_session=False)
+    ).scalar_one_or_none()
+    return claimed
+
+
+def source_dir(league: League, sha256: str) -> Path:
+    """The unpacked source of archive ``sha256`` of the artifact store (unpacked once).
+
+    It is kept under ``HOME/cache/sources/SHA256``, unpacked with the league's upload
+    limits into a temporary directory beside it and renamed into place, so a reader never
+    sees half a source, and two threads or processes that race both end with the same one.
+    Treat it as read-only: sandboxes copy it, image builds read it.
+
+    Raises:
+        ArtifactError: the archive is not in the store, or its bytes are not its hash.
+        UploadRejected: the archive no longer passes the league's upload limits.
+    """
+    check_digest(sha256)
+    cache = league.home / "cache" / "sources"
+    final = cache / sha256
+    if final.is_dir():
+        return final
+    cache.mkdir(mode=0o700, parents=True, exist_ok=True)
+    data = league.artifacts.get(sha256)
+    scratch = Path(tempfile.mkdtemp(dir=cache, prefix=f".{sha256[:12]}-"))
+    try:
+        unpack_upload(io.BytesIO(data), scratch, league.config.uploads)
+        scratch.chmod(0o755)
+        try:
+            os.rename(scratch, final)
+        except OSError:
+            if not final.is_dir():  # not another unpacker's win: a real failure
+                raise
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return final
+
+
+def seat_name(bot: str, number: int) -> str:
+    """The name version ``number`` of ``bot`` plays under: ``BOT-vNUMBER``.
+
+    Unique in the league, and a valid manifest name (at most 40 characters: a longer bot
+    name, which only a bot made outside :func:`submit_version` can have, is cut).
+    """
+    suffix = f"-v{number}"
+    return bot[: _MANIFEST_NAME_MAX - len(suffix)] + suffix
+
+
+def seat_manifest(league: League, bot: str, number: int, sha256: str) -> BotManifest:
+    """The manifest version ``number`` of ``bot`` plays with: its ``bot.toml``, renamed.
+
+    Its name is :func:`seat_name` (``greedy-v3``), so records, replays and standings name
+    the version, whatever its ``bot.toml`` calls it.
+
+    Raises:
+        ArtifactError: its archive is missing or corrupt.
+        UploadRejected: its archive no longer passes the league's upload limits.
+        ManifestError: its ``bot.toml`` is not valid (cannot happen to an accepted upload).
+    """
+    manifest = read_manifest(source_dir(league, sha256))
+    return dataclasses.replace(manifest, name=seat_name(bot, number))
+
+
+# ---------------------------------------------------------------------- reading
+
+
+def _bot(session: Session, name: str) -> Bot:
+    row = session.scalar(select(Bot).where(Bot.name == name))
+    if row is None:
+        raise NotFound(f"no bot named {name!r}")
+    return row
+
+
+def _version(session: Session, bot: str, number: int) -> BotVersion:
+    row = _bot(session, bot)
+    version = session.scalar(
+        select(BotVersion).where(BotVersion.bot_id == row.id, BotVersion.number == number)
+    )
+    if version is None:
+        raise NotFound(f"the bot {bot!r} has no version {number}")
+    return version
+
+
+def version_info(session: Session, version_id: int) -> VersionInfo:
+    """The version with id ``version_id``.
+
+    Raises:
+        NotFound: no such version.
+    """
+    version = session.get(BotVersion, version_id)
+    if version is None:
+        raise NotFound(f"no bot version with id {version_id}")
+    return _info(session, version)
+
+
+def _info(session: Session, version: BotVersion) -> VersionInfo:
+    return _infos(session, [version])[0]
+
+
+def _infos(session: Session, versions: Sequence[BotVersion]) -> list[VersionInfo]:
+    """Build the infos of ``versions`` with one query for bots, parents and steps each."""
+    if not versions:
+        return []
+    bot_ids = {v.bot_id for v in versions}
+    bots = {
+        bot_id: (name, owner)
+        for bot_id, name, owner in session.execute(
+            select(Bot.id, Bot.name, User.name)
+            .join(User, Bot.owner_id == User.id)
+            .where(Bot.id.in_(bot_ids))
+        )
+    }
+    parent_ids = {v.parent_id for v in versions if v.parent_id is not None}
+    parents: dict[int, int] = {}
+    if parent_ids:
+        rows = session.execute(
+            select(BotVersion.id, BotVersion.number).where(BotVersion.id.in_(parent_ids))
+        )
+        parents = {parent_id: number for parent_id, number in rows}
+    steps: dict[int, list[StepInfo]] = {v.id: [] for v in versions}
+    order = {kind: i for i, kind in enumerate(StepKind)}
+    for step in session.scalars(select(ValidationStep).where(ValidationStep.version_id.in_(steps))):
+        steps[step.version_id].append(
+            StepInfo(
+                step.step,
+                step.outcome,
+                step.detail,
+                step.log_sha256,
+                step.started,
+                step.finished,
+            )
+        )
+    return [
+        VersionInfo(
+            id=v.id,
+            bot=bots[v.bot_id][0],
+            owner=bots[v.bot_id][1],
+            number=v.number,
+            status=v.status,
+            source_sha256=v.source_sha256,
+            created=v.created,
+            rating_mu=v.rating_mu,
+            rating_sigma=v.rating_sigma,
+            parent=None if v.parent_id is None else parents.get(v.parent_id),
+            activate=v.activate,
+            reason=v.reason,
+            steps=tuple(sorted(steps[v.id], key=lambda s: order[s.step])),
+        )
+        for v in versions
+    ]
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else "no reason given"
+
+
+def forget_steps(session: Session, version_id: int, kinds: Iterable[StepKind] = StepKind) -> None:
+    """Delete the validation steps ``kinds`` of a version (a validation starting again)."""
+    session.execute(
+        delete(ValidationStep).where(
+            ValidationStep.version_id == version_id, ValidationStep.step.in_(list(kinds))
+        )
+    )

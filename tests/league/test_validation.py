@@ -1,0 +1,414 @@
+"""Validating versions: build, check, validation match, and what each outcome does to a version.
+
+Real bots in a real sandbox: the process sandbox for most tests (fast), the Docker sandbox for
+one good bot from upload to active (skipped without a Docker engine, failed instead under
+``ARENA_REQUIRE_DOCKER``). The fixture bots are in ``tests/league/bots/``: ``illegal`` fails
+the conformance check; ``matchcrash`` passes it, then dies in its first real match.
+Database tests run on SQLite and PostgreSQL (``conftest.py``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import Engine
+
+from arena.league import (
+    BotVersion,
+    League,
+    StepKind,
+    StepOutcome,
+    VersionStatus,
+    create_user,
+    init_league,
+    pack_bot,
+    unit_of_work,
+)
+from arena.league._validation import (
+    HOUSE_BOTS,
+    NO_IMAGE,
+    VALIDATION_HANDS,
+    _renewing,
+    house_bots,
+    validate_version,
+)
+from arena.league._versions import (
+    VersionInfo,
+    activate_version,
+    claim_validation,
+    get_version,
+    submit_version,
+)
+from arena.sandbox import ProcessSandbox, Sandbox
+from arena.sandbox._docker import DockerSandbox, docker_available
+from flipflop import BotManifest, read_manifest
+
+REPO = Path(__file__).resolve().parents[2]
+BOTS = Path(__file__).resolve().parent / "bots"
+REQUIRE_DOCKER = "ARENA_REQUIRE_DOCKER"
+LEASE = dt.timedelta(minutes=10)
+
+
+@pytest.fixture
+def league(kind: str, empty_engine: Engine, tmp_path: Path) -> Iterator[League]:
+    """A league home with the user alice, on this test's own database."""
+    url = "" if kind == "sqlite" else empty_engine.url.render_as_string(hide_password=False)
+    with _league(tmp_path, url) as home:
+        yield home
+
+
+@contextlib.contextmanager
+def _league(tmp_path: Path, url: str) -> Iterator[League]:
+    home, _ = init_league(tmp_path / "league", database=url)
+    with unit_of_work(home.sessions) as session:
+        create_user(session, "alice")
+    try:
+        yield home
+    finally:
+        home.close()
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[Sandbox]:
+    """One process sandbox for the module's validations."""
+    box = ProcessSandbox()
+    try:
+        yield box
+    finally:
+        box.close()
+
+
+@pytest.fixture
+def workdir() -> Iterator[Path]:
+    """A short directory for sockets (unix socket paths are limited to 107 bytes)."""
+    path = Path(tempfile.mkdtemp(prefix="ffa-v-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _copy(source: Path, tmp_path: Path, tag: str = "", **toml: str) -> Path:
+    """A copy of the bot at ``source``; ``tag`` makes its archive differ; ``toml`` lines added."""
+    target = tmp_path / f"{source.name}{tag}"
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    if tag:
+        (target / "NOTES.txt").write_text(f"build {tag}\n", encoding="utf-8")
+    if toml:
+        with (target / "bot.toml").open("a", encoding="utf-8") as f:
+            f.writelines(f"{key} = {value}\n" for key, value in toml.items())
+    return target
+
+
+def _submit(league: League, bot: str, directory: Path, *, activate: bool = True) -> int:
+    """Submit the bot in ``directory`` as alice's ``bot``; the version's id."""
+    with unit_of_work(league.sessions) as session:
+        return submit_version(
+            session, league, "alice", bot, pack_bot(directory), activate=activate
+        ).version.id
+
+
+def _claim(league: League, worker: str = "w1") -> int:
+    with unit_of_work(league.sessions) as session:
+        claimed = claim_validation(session, worker, LEASE)
+    assert claimed is not None
+    return claimed
+
+
+def _validate(
+    league: League,
+    sandbox: Sandbox,
+    workdir: Path,
+    *,
+    worker: str = "w1",
+    house: list[BotManifest] | None = None,
+) -> VersionStatus:
+    """Claim the oldest waiting version and validate it."""
+    version_id = _claim(league, worker)
+    return validate_version(
+        league, version_id, worker=worker, sandbox=sandbox, workdir=workdir, house=house
+    )
+
+
+def _version(league: League, bot: str, number: int = 1) -> VersionInfo:
+    with unit_of_work(league.sessions) as session:
+        return get_version(session, bot, number)
+
+
+def _outcomes(info: VersionInfo) -> list[tuple[StepKind, StepOutcome | None]]:
+    return [(s.step, s.outcome) for s in info.steps]
+
+
+def _log(league: League, info: VersionInfo, kind: StepKind) -> str:
+    step = next(s for s in info.steps if s.step is kind)
+    assert step.log_sha256 is not None
+    return league.artifacts.get(step.log_sha256).decode("utf-8")
+
+
+def _lease(league: League, version_id: int) -> tuple[str | None, dt.datetime | None]:
+    with unit_of_work(league.sessions) as session:
+        version = session.get(BotVersion, version_id)
+        assert version is not None
+        return version.lease_owner, version.lease_expires
+
+
+PASSED_ALL = [
+    (StepKind.BUILD, StepOutcome.PASSED),
+    (StepKind.CHECK, StepOutcome.PASSED),
+    (StepKind.MATCH, StepOutcome.PASSED),
+]
+
+
+# ---------------------------------------------------------------------- passing
+
+
+def test_a_good_bot_passes_every_step_and_becomes_active(
+    league: League, sandbox: Sandbox, workdir: Path, tmp_path: Path
+) -> None:
+    """greedy, packed and submitted: built, checked, validated, active; every step logged."""
+    version_id = _submit(league, "greedy", _copy(REPO / "bots" / "greedy", tmp_path))
+    assert VersionStatus.ACTIVE == _validate(league, sandbox, workdir)
+    info = _version(league, "greedy")
+    assert (VersionStatus.ACTIVE, "") == (info.status, info.reason)
+    assert PASSED_ALL == _outcomes(info)
+    build, check, match = info.steps
+    assert NO_IMAGE == build.detail
+    assert check.detail.endswith("OK: no problems found")
+    assert check.detail.startswith("bot 'greedy' 1.0.0 (protocol 1.")
+    assert match.detail.startswith(
+        f"played its validation match against {', '.join(HOUSE_BOTS)}: place "
+    )
+    assert match.detail.endswith(f" of 4 after {VALIDATION_HANDS} hands")
+    assert all(s.finished is not None and s.started <= s.finished for s in info.steps)
+    assert "seat 0 greedy-v1 1.0.0: place" in _log(league, info, StepKind.MATCH)
+    assert (None, None) == _lease(league, version_id)
+    assert [] == list(workdir.iterdir())  # its scratch space is gone
+
+
+def test_a_new_version_retires_the_active_one_and_the_old_one_can_come_back(
+    league: League, sandbox: Sandbox, workdir: Path, tmp_path: Path
+) -> None:
+    """v2 validated becomes active, v1 retired; activating v1 again is the rollback."""
+    greedy = REPO / "bots" / "greedy"
+    _submit(league, "greedy", _copy(greedy, tmp_path, "1"))
+    assert VersionStatus.ACTIVE == _validate(league, sandbox, workdir)
+    _submit(league, "greedy", _copy(greedy, tmp_path, "2"))
+    assert VersionStatus.ACTIVE == _validate(league, sandbox, workdir)
+    assert [VersionStatus.RETIRED, VersionStatus.ACTIVE] == [
+        _version(league, "greedy", n).status for n in (1, 2)
+    ]
+    with unit_of_work(league.sessions) as session:
+        activate_version(session, "greedy", 1)
+    assert [VersionStatus.ACTIVE, VersionStatus.RETIRED] == [
+        _version(league, "greedy", n).status for n in (1, 2)
+    ]
+
+
+def test_a_version_submitted_not_to_activate_is_retired_once_validated(
+    league: League, sandbox: Sandbox, workdir: Path, tmp_path: Path
+) -> None:
+    """--no-activate: validated but not playing; the active version stays; it can be activated."""
+    greedy = REPO / "bots" / "greedy"
+    _submit(league, "greedy", _copy(greedy, tmp_path, "1"))
+    _validate(league, sandbox, workdir)
+    _submit(league, "greedy", _copy(greedy, tmp_path, "2"), activate=False)
+    assert VersionStatus.RETIRED == _validate(league, sandbox, workdir)
+    assert VersionStatus.ACTIVE == _version(league, "greedy", 1).status
+    with unit_of_work(league.sessions) as session:
+        assert VersionStatus.ACTIVE == activate_version(session, "greedy", 2).status
+
+
+def test_an_older_version_validated_after_a_newer_one_does_not_replace_it(
+    league: League, sandbox: Sandbox, workdir: Path, tmp_path: Path
+) -> None:
+    """Out of order (v2 validated first): v1 ends retired, v2 stays the active one."""
+    greedy = REPO / "bots" / "greedy"
+    v1 = _submit(league, "greedy", _copy(greedy, tmp_path, "1"))
+    v2 = _submit(league, "greedy", _copy(greedy, tmp_path, "2"))
+    with unit_of_work(league.sessions) as session:
+        assert v1 == claim_validation(session, "slow", LEASE)
+        assert v2 == claim_validation(session, "fast", LEASE)
+    assert VersionStatus.ACTIVE == validate_version(
+        league, v2, worker="fast", sandbox=sandbox, workdir=workdir
+    )
+    assert VersionStatus.RETIRED == validate_version(
+        league, v1, worker="slow", sandbox=sandbox, workdir=workdir
+    )
+    assert VersionStatus.ACTIVE == _version(league, "greedy", 2).status
+
+
+# ---------------------------------------------------------------------- failing
+
+
+def test_a_bot_that_fails_conformance_is_rejected_at_check_in_arena_checks_words(
+    league: League, sandbox: Sandbox, workdir: Path, tmp_path: Path
+) -> None:
+    """Rejected at `check`, its detail and reason format_report's text; no match is played."""
+    version_id = _submit(league, "illegal", _copy(BOTS / "illegal", tmp_path))
+    assert VersionStatus.REJECTED == _validate(league, sandbox, workdir)
+    info = _version(league, "illegal")
+    assert [(StepKind.BUILD, StepOutcome.PASSED), (StepKind.CHECK, StepOutcome.FAILED)] == (
+        _outcomes(info)
+    )
+    detail = info.steps[1].detail
+    assert info.reason == detail
+    lines = detail.splitlines()
+    assert lines[0].startswith("bot 'illegal' 1.0.0 (protocol 1.")
+    assert lines[1].startswith("5 matches, ")
+    assert lines[2].startswith("FAILED: ") and lines[2].endswith(" problems")
+    assert lines[3].startswith("  no discard (")
+    assert lines[4].endswith(
+        ": the plan (no steps) ended with the turn open: no discard, cards left"
+    )
+    log = _log(league, info, StepKind.CHECK)
+    assert log.startswith(detail)
+    assert "the bot's output (last lines of " in log
+    assert "handshake from arena flipflop-conformance" in log
+    assert (None, None) == _lease(league, version_id)
+
+
+def test_a_bot_that_crashes_in_its_validation_match_is_rejected_at_match(
+    league: League, sandbox: Sandbox, workdir: Path, tmp_path: Path
+) -> None:
+    """It passes the check, then dies in the match: rejected, the crash in its words."""
+    _submit(league, "matchcrash", _copy(BOTS / "matchcrash", tmp_path))
+    assert VersionStatus.REJECTED == _validate(league, sandbox, workdir)
+    info = _version(league, "matchcrash")
+    assert [*PASSED_ALL[:2], (StepKind.MATCH, StepOutcome.FAILED)] == _outcomes(info)
+    detail = info.steps[2].detail
+    assert info.reason == detail
+    assert detail.startswith("crashed in its validation match: ")
+    assert "exit code 3" in detail
+    assert detail.endswith("(hand 1)")
+    log = _log(league, info, StepKind.MATCH)
+    assert "CRASHING IN A REAL MATCH" in log
+    assert "seat 0 matchcrash-v1 1.0.0:" in log and ", forfeited" in log
+
+
+def test_a_bot_that_never_starts_is_rejected_at_check(
+    league: League, sandbox: Sandbox, workdir: Path, tmp_path: Path
+) -> None:
+    """A command that exits at once: `exited while starting`, with its last output."""
+    bot = _copy(REPO / "bots" / "greedy", tmp_path)
+    toml = (bot / "bot.toml").read_text(encoding="utf-8")
+    (bot / "bot.toml").write_text(toml.replace('"bot.py"', '"missing.py"'), encoding="utf-8")
+    _submit(league, "nostart", bot)
+    assert VersionStatus.REJECTED == _validate(league, sandbox, workdir)
+    info = _version(league, "nostart")
+    assert [(StepKind.BUILD, StepOutcome.PASSED), (StepKind.CHECK, StepOutcome.FAILED)] == (
+        _outcomes(info)
+    )
+    assert info.reason.startswith("exited while starting (exit code 2); its last output: ")
+    assert "missing.py" in info.reason
+
+
+def test_a_bot_asking_for_more_than_the_league_allows_is_rejected_at_build(
+    league: League, sandbox: Sandbox, workdir: Path, tmp_path: Path
+) -> None:
+    """memory_mb beyond the sandbox's cap: the build step fails, in the sandbox's words."""
+    _submit(league, "greedy", _copy(REPO / "bots" / "greedy", tmp_path, memory_mb="4096"))
+    assert VersionStatus.REJECTED == _validate(league, sandbox, workdir)
+    info = _version(league, "greedy")
+    assert [(StepKind.BUILD, StepOutcome.FAILED)] == _outcomes(info)
+    assert (
+        "greedy-v1: bot.toml asks for memory_mb = 4096, more than this arena allows (1024 MB);"
+        " ask for at most that"
+    ) == info.reason
+
+
+# ---------------------------------------------------------------------- the league's faults
+
+
+def test_a_league_error_puts_the_version_back_and_a_retry_starts_afresh(
+    league: League, sandbox: Sandbox, workdir: Path, tmp_path: Path
+) -> None:
+    """A house bot that cannot start is an error, not the bot's fault: validated again later."""
+    version_id = _submit(league, "greedy", _copy(REPO / "bots" / "greedy", tmp_path))
+    broken = _copy(REPO / "bots" / "random", tmp_path, "-broken")
+    toml = (broken / "bot.toml").read_text(encoding="utf-8")
+    (broken / "bot.toml").write_text(toml.replace('"bot.py"', '"gone.py"'), encoding="utf-8")
+    house = [read_manifest(broken), read_manifest(REPO / "bots" / "greedy")]
+    assert VersionStatus.UPLOADED == _validate(league, sandbox, workdir, house=house)
+    info = _version(league, "greedy")
+    assert [*PASSED_ALL[:2], (StepKind.MATCH, StepOutcome.ERROR)] == _outcomes(info)
+    assert "a house bot did not start in the validation match (random)" == info.steps[2].detail
+    assert ("", (None, None)) == (info.reason, _lease(league, version_id))
+    assert VersionStatus.ACTIVE == _validate(league, sandbox, workdir, worker="w2")
+    assert PASSED_ALL == _outcomes(_version(league, "greedy"))
+
+
+def test_a_validator_that_lost_its_lease_writes_nothing(
+    league: League, sandbox: Sandbox, workdir: Path, tmp_path: Path
+) -> None:
+    """Its version claimed again by another after the lease ran out: the first one stops."""
+    version_id = _submit(league, "greedy", _copy(REPO / "bots" / "greedy", tmp_path))
+    now = dt.datetime.now(dt.UTC)
+    with unit_of_work(league.sessions) as session:
+        assert version_id == claim_validation(session, "dead", LEASE, now=now - 2 * LEASE)
+        assert version_id == claim_validation(session, "w2", LEASE, now=now)
+    assert VersionStatus.UPLOADED == validate_version(
+        league, version_id, worker="dead", sandbox=sandbox, workdir=workdir
+    )
+    assert () == _version(league, "greedy").steps
+    assert VersionStatus.ACTIVE == validate_version(
+        league, version_id, worker="w2", sandbox=sandbox, workdir=workdir
+    )
+
+
+def test_the_lease_is_renewed_while_a_step_runs(league: League, tmp_path: Path) -> None:
+    """A step longer than the lease: renewed on the way, so nobody else can claim the version."""
+    version_id = _submit(league, "greedy", _copy(REPO / "bots" / "greedy", tmp_path))
+    lease = dt.timedelta(seconds=3)
+    with unit_of_work(league.sessions) as session:
+        claim_validation(session, "w1", lease)
+    with _renewing(league, version_id, "w1", lease):
+        time.sleep(4.5)  # past the lease: only renewals keep it
+        with unit_of_work(league.sessions) as session:
+            assert claim_validation(session, "w2", lease) is None
+    assert "w1" == _lease(league, version_id)[0]
+
+
+def test_house_bots_are_bundled_bots() -> None:
+    """The validation match's opponents exist here, as the league's house bots."""
+    assert list(HOUSE_BOTS) == [m.name for m in house_bots()]
+    assert 2 <= len(HOUSE_BOTS) <= 4
+
+
+# ---------------------------------------------------------------------- Docker
+
+
+def _require_docker() -> None:
+    """Skip without a Docker engine; fail instead under ARENA_REQUIRE_DOCKER."""
+    reason = docker_available()
+    if reason is None:
+        return
+    if os.environ.get(REQUIRE_DOCKER):
+        pytest.fail(f"{REQUIRE_DOCKER} is set but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_good_bot_is_validated_in_the_docker_sandbox(tmp_path: Path, workdir: Path) -> None:
+    """With Docker: the build step builds the version's image offline; the bot ends active."""
+    _require_docker()
+    # The sandbox is under test here, not the database: SQLite only.
+    with _league(tmp_path, "") as league, contextlib.closing(DockerSandbox(log=print)) as box:
+        _submit(league, "greedy", _copy(REPO / "bots" / "greedy", tmp_path))
+        status = _validate(league, box, workdir)
+        info = _version(league, "greedy")
+        assert (VersionStatus.ACTIVE, PASSED_ALL) == (status, _outcomes(info)), info
+        build = info.steps[0].detail
+        assert build.startswith("image flipflop-bot-greedy-v1:")
+        assert build.endswith(", built offline from the arena's python recipe")
+        tag = build.split()[1].rstrip(",")
+        assert box.client.images.get(tag) is not None
+        assert "docker sandbox" in box.isolation
