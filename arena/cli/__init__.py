@@ -20,6 +20,7 @@ from arena.cli._logs import logs
 from arena.cli._new_bot import new_bot
 from arena.cli._replay import replay
 from arena.cli._run import run
+from arena.cli._submit import submit
 
 __all__ = ["main"]
 
@@ -69,3 +70,4 @@ main.add_command(check)
 main.add_command(images)
 main.add_command(league)
 main.add_command(login)
+main.add_command(submit)

@@ -1,0 +1,730 @@
+"""The league's HTTP API: JSON under ``/api/v1/``, for ``arena submit``, the CLI and the web.
+
+:func:`create_app` builds the FastAPI application of one open league; ``arena league serve``
+runs it with uvicorn, and :func:`serve_in_thread` runs it on a real socket in a thread (tests,
+embedding). The routes are thin: they take the caller from the ``Authorization: Bearer
+ffa_…`` header, run one use case of the league's services in one :func:`unit_of_work`, and
+return JSON. OpenAPI is served at ``/openapi.json``.
+
+Who may do what (``tests/league/test_api.py`` checks every endpoint for every kind of
+caller: anonymous, another user, the owner, an admin):
+
+- public: health, the leaderboard, the league's status, bots and their versions (summaries),
+  matches (never their seed), finished matches' replays, with the debug notes of every seat
+  whose bot the caller does not own removed (an admin sees them all);
+- signed in: ``/me``; submitting a version of one's own bot (or a new bot, which becomes
+  one's own); admins may not submit for someone else;
+- the bot's owner or an admin: a version's validation steps and their logs, its source
+  archive, activating a version, a seat's bot log;
+- an admin: disabling and enabling bots.
+
+Errors are ``{"error": "one sentence"}`` with the status of the
+:class:`~arena.league.LeagueError` raised (401 no or a bad token, one answer for every bad
+token; 403 a disabled account or not allowed; 404 unknown; 409 not now; 413 too big; 429 the
+daily submission limit).
+
+A replay is served only once every match of its duplicate group is finished: the group's
+matches share their deals, so a finished rotation's replay would tell the cards of a rotation
+still being played.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Annotated, Any
+
+import uvicorn
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from sqlalchemy import and_, select, text
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from arena import __version__
+from arena.league._accounts import Account, Role, User, authenticate
+from arena.league._bots import Bot, BotVersion, StepKind, VersionStatus, disable_bot
+from arena.league._db import unit_of_work
+from arena.league._errors import (
+    Conflict,
+    Forbidden,
+    LeagueError,
+    NotAuthenticated,
+    NotFound,
+    UploadRejected,
+)
+from arena.league._home import League
+from arena.league._matches import Match, MatchSeat, MatchStatus
+from arena.league._results import bot_page_data, leaderboard, league_status
+from arena.league._versions import (
+    StepInfo,
+    VersionInfo,
+    activate_version,
+    get_version,
+    list_versions,
+    submit_version,
+)
+
+__all__ = [
+    "API_PREFIX",
+    "UPLOAD_TYPES",
+    "UnsupportedUpload",
+    "UploadTooLarge",
+    "create_app",
+    "serve_in_thread",
+]
+
+API_PREFIX = "/api/v1"
+UPLOAD_TYPES = frozenset({"application/gzip", "application/x-gzip", "application/octet-stream"})
+"""The content types an upload may be sent as (a tar.gz either way)."""
+
+_MAX_MATCHES = 500
+_NOSNIFF = {"X-Content-Type-Options": "nosniff"}
+_BEARER = {"WWW-Authenticate": "Bearer"}
+# Keys of a stored result that the API never shows: the deal's seed (secret until the whole
+# group is over, and not needed after) and the hashes of the seats' private logs.
+_HIDDEN_RESULT_KEYS = frozenset({"seed", "logs"})
+# What a bot's page adds to each of its versions: how it has done (``VersionSummary``).
+_VERSION_RESULTS = ("matches", "mean_place", "first_places", "last_played", "placements")
+
+log = logging.getLogger("arena.league.api")
+
+JSON = dict[str, Any]
+
+
+class UploadTooLarge(UploadRejected):
+    """An upload past the league's ``max_compressed_bytes``, refused before it is unpacked."""
+
+    status_code = 413
+
+
+class UnsupportedUpload(UploadRejected):
+    """An upload sent as something other than a gzip-compressed tar archive."""
+
+    status_code = 415
+
+
+def _caller(request: Request) -> Account | None:
+    """The account of the request's Bearer token; None without an Authorization header."""
+    header = request.headers.get("authorization")
+    if header is None:
+        return None
+    scheme, _, token = header.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        raise NotAuthenticated("invalid or expired API token")
+    league: League = request.app.state.league
+    with unit_of_work(league.sessions) as session:
+        return authenticate(session, league.key, token.strip())
+
+
+Caller = Annotated[Account | None, Depends(_caller)]
+
+
+def _signed_in(account: Caller) -> Account:
+    if account is None:
+        raise NotAuthenticated("this needs an API token (Authorization: Bearer ffa_…)")
+    return account
+
+
+SignedIn = Annotated[Account, Depends(_signed_in)]
+
+
+def _admin(account: SignedIn) -> Account:
+    if account.role is not Role.ADMIN:
+        raise Forbidden("only an admin of the league may do this")
+    return account
+
+
+Admin = Annotated[Account, Depends(_admin)]
+
+
+def create_app(
+    league: League,
+    *,
+    executor_status: Callable[[], Mapping[str, Any]] | None = None,
+    metrics: Callable[[], str] | None = None,
+) -> FastAPI:
+    """The HTTP API of ``league``.
+
+    Args:
+        league: the open league the API serves (its database, artifacts and settings).
+        executor_status: what the match executor is doing (slots, running matches), added
+            to ``GET /api/v1/status`` under ``"executor"``; None when nothing executes here.
+        metrics: the Prometheus text of ``GET /metrics``; None serves no ``/metrics``.
+
+    Example::
+
+        app = create_app(open_league(Path("myleague")))
+        uvicorn.run(app, host="127.0.0.1", port=8000)
+    """
+    app = FastAPI(
+        title=f"Flip Flop Arena league {league.config.name!r}",
+        version=__version__,
+        description="Submit bots, follow their validation, read standings, matches and replays.",
+        # Every request with a token has it checked, public endpoints too: a bad token is
+        # told so (401) rather than silently served as anonymous.
+        dependencies=[Depends(_caller)],
+    )
+    app.state.league = league
+    _error_handlers(app)
+
+    @app.get(f"{API_PREFIX}/health")
+    def health() -> JSONResponse:
+        """Whether the league answers and its database is reachable (anonymous)."""
+        try:
+            with league.engine.connect() as connection:
+                connection.execute(text("SELECT 1"))
+        except Exception:
+            log.exception("health: the database cannot be reached")
+            return _error(503, "the league's database cannot be reached")
+        return JSONResponse({"status": "ok", "league": league.config.name, "version": __version__})
+
+    if metrics is not None:
+        exposition = metrics
+
+        @app.get("/metrics", response_class=PlainTextResponse)
+        def prometheus() -> PlainTextResponse:
+            """The league's metrics in Prometheus' text format (version 0.0.4)."""
+            return PlainTextResponse(
+                exposition(), media_type="text/plain; version=0.0.4; charset=utf-8"
+            )
+
+    @app.get(f"{API_PREFIX}/me")
+    def me(account: SignedIn) -> JSON:
+        """The account the token belongs to."""
+        return _account_json(account)
+
+    @app.post(f"{API_PREFIX}/bots/{{name}}/versions", status_code=201)
+    async def submit(
+        name: str, request: Request, account: SignedIn, activate: bool = True
+    ) -> JSONResponse:
+        """Submit a new version of the bot NAME: the body is its tar.gz (``arena submit``).
+
+        The bot is made (owned by the caller) if it does not exist. 201 with the new
+        version; 200 with the existing one when the same archive was submitted before.
+        ``activate=false`` validates it without making it the active version.
+        """
+        archive = await _read_upload(request, league.config.uploads.max_compressed_bytes)
+
+        def use_case() -> JSON:
+            with unit_of_work(league.sessions) as session:
+                submitted = submit_version(
+                    session, league, account.name, name, archive, activate=activate
+                )
+            return {
+                "version": _version_json(submitted.version, private=True),
+                "new": submitted.new,
+                "left_today": submitted.left_today,
+            }
+
+        body = await run_in_threadpool(use_case)
+        return JSONResponse(body, status_code=201 if body["new"] else 200)
+
+    @app.get(f"{API_PREFIX}/bots")
+    def bots() -> JSON:
+        """Every bot: owner, whether disabled, its active version and that version's rating."""
+        with unit_of_work(league.sessions) as session:
+            return {"bots": _bot_list(session)}
+
+    @app.get(f"{API_PREFIX}/bots/{{name}}")
+    def bot(name: str, account: Caller) -> JSON:
+        """The bot NAME: its versions with their results, latest matches, head-to-head.
+
+        Its owner and admins also see each version's validation steps.
+        """
+        with unit_of_work(league.sessions) as session:
+            info = _bot_row(session, name)
+            page = bot_page_data(session, name)
+            versions = list_versions(session, name)
+        private = _may_see(account, info["owner"])
+        played = {
+            v.number: {k: jsonable_encoder(getattr(v, k)) for k in _VERSION_RESULTS}
+            for v in page.versions
+        }
+        return {
+            **info,
+            "versions": [
+                {**played.get(v.number, {}), **_version_json(v, private=private)} for v in versions
+            ],
+            "recent": jsonable_encoder(page.recent),
+            "head_to_head": jsonable_encoder(page.head_to_head),
+        }
+
+    @app.get(f"{API_PREFIX}/bots/{{name}}/versions/{{number}}")
+    def version(name: str, number: int, account: Caller) -> JSON:
+        """Version NUMBER of the bot NAME; its owner and admins also see its validation steps."""
+        with unit_of_work(league.sessions) as session:
+            info = get_version(session, name, number)
+        return _version_json(info, private=_may_see(account, info.owner))
+
+    @app.get(f"{API_PREFIX}/bots/{{name}}/versions/{{number}}/source")
+    def source(name: str, number: int, account: SignedIn) -> Response:
+        """The source archive (tar.gz) of a version: its owner's and admins' only."""
+        with unit_of_work(league.sessions) as session:
+            info = get_version(session, name, number)
+        _require_owner(account, info.owner, f"the source of {name} v{number}")
+        return Response(
+            league.artifacts.get(info.source_sha256),
+            media_type="application/gzip",
+            headers={
+                "Content-Disposition": f'attachment; filename="{_filename(name)}-v{number}.tar.gz"',
+                **_NOSNIFF,
+            },
+        )
+
+    @app.get(f"{API_PREFIX}/bots/{{name}}/versions/{{number}}/steps/{{step}}/log")
+    def step_log(name: str, number: int, step: StepKind, account: SignedIn) -> Response:
+        """The log of one validation step of a version: its owner's and admins' only."""
+        with unit_of_work(league.sessions) as session:
+            info = get_version(session, name, number)
+        _require_owner(account, info.owner, f"the logs of {name} v{number}")
+        found = next((s for s in info.steps if s.step is step), None)
+        if found is None or found.log_sha256 is None:
+            raise NotFound(f"{name} v{number} has no log of its {step.value} step")
+        return _text(league.artifacts.get(found.log_sha256))
+
+    @app.post(f"{API_PREFIX}/bots/{{name}}/versions/{{number}}/activate")
+    def activate(name: str, number: int, account: SignedIn) -> JSON:
+        """Make a validated version the bot's active one (a rollback or roll-forward)."""
+        with unit_of_work(league.sessions) as session:
+            info = get_version(session, name, number)
+            _require_owner(account, info.owner, f"activating {name} v{number}")
+            activated = activate_version(session, name, number)
+        return _version_json(activated, private=True)
+
+    @app.post(f"{API_PREFIX}/bots/{{name}}/disable")
+    def disable(name: str, account: Admin) -> JSON:
+        """Take the bot NAME out of scheduling (admin)."""
+        with unit_of_work(league.sessions) as session:
+            disable_bot(session, name, disabled=True)
+            return _bot_row(session, name)
+
+    @app.post(f"{API_PREFIX}/bots/{{name}}/enable")
+    def enable(name: str, account: Admin) -> JSON:
+        """Schedule the bot NAME again (admin)."""
+        with unit_of_work(league.sessions) as session:
+            disable_bot(session, name, disabled=False)
+            return _bot_row(session, name)
+
+    @app.get(f"{API_PREFIX}/leaderboard")
+    def standings() -> JSON:
+        """The standings of the active versions, ranked as ``arena run`` ranks bots."""
+        with unit_of_work(league.sessions) as session:
+            rows = leaderboard(session)
+        return {"league": league.config.name, "standings": jsonable_encoder(rows)}
+
+    @app.get(f"{API_PREFIX}/status")
+    def status() -> JSON:
+        """The queue, the match counts and their spread, validations by outcome."""
+        with unit_of_work(league.sessions) as session:
+            info = league_status(session)
+        executor = None if executor_status is None else dict(executor_status())
+        return {
+            "league": league.config.name,
+            **jsonable_encoder(info),
+            "spread": info.spread,
+            "executor": jsonable_encoder(executor),
+        }
+
+    @app.get(f"{API_PREFIX}/matches")
+    def matches(
+        bot: str | None = None,
+        status: MatchStatus | None = None,
+        limit: Annotated[int, Query(ge=1, le=_MAX_MATCHES)] = 50,
+        before: int | None = None,
+    ) -> JSON:
+        """Matches, newest first: of one bot, in one state, and before a match id (paging)."""
+        with unit_of_work(league.sessions) as session:
+            rows = _match_list(session, bot=bot, status=status, limit=limit, before=before)
+        return {"matches": rows}
+
+    @app.get(f"{API_PREFIX}/matches/{{match_id}}")
+    def match(match_id: int) -> JSON:
+        """One match: its seats, its state and, once finished, its result (never its seed)."""
+        with unit_of_work(league.sessions) as session:
+            row = session.get(Match, match_id)
+            if row is None:
+                raise NotFound(f"no match {match_id}")
+            return _match_json(row, _seats(session, [match_id])[match_id])
+
+    @app.get(f"{API_PREFIX}/matches/{{match_id}}/replay")
+    def replay(match_id: int, account: Caller) -> Response:
+        """A finished match's replay (JSON lines, docs/replay.md), others' debug notes removed."""
+        with unit_of_work(league.sessions) as session:
+            row = _replayable(session, match_id)
+            seats = _seats(session, [match_id])[match_id]
+        assert row.replay_sha256 is not None
+        visible = {s["seat"] for s in seats if _may_see(account, s["owner"])}
+        data = _filtered_replay(league.artifacts.get(row.replay_sha256), visible)
+        return Response(data, media_type="application/x-ndjson", headers=_NOSNIFF)
+
+    @app.get(f"{API_PREFIX}/matches/{{match_id}}/logs/{{seat}}")
+    def seat_log(match_id: int, seat: int, account: SignedIn) -> Response:
+        """The bot log of one seat of a finished match: that bot's owner's and admins' only."""
+        with unit_of_work(league.sessions) as session:
+            row = session.get(Match, match_id)
+            if row is None:
+                raise NotFound(f"no match {match_id}")
+            seats = _seats(session, [match_id])[match_id]
+        if not 0 <= seat < len(seats):
+            raise NotFound(f"match {match_id} has no seat {seat}")
+        _require_owner(account, seats[seat]["owner"], f"the logs of seat {seat}")
+        if row.status is not MatchStatus.FINISHED:
+            raise Conflict(f"match {match_id} is {row.status.value}: its logs come when it ends")
+        logs = (row.result or {}).get("logs") or []
+        digest = logs[seat] if seat < len(logs) else None
+        if not isinstance(digest, str):
+            raise NotFound(f"seat {seat} of match {match_id} left no log")
+        return _text(league.artifacts.get(digest))
+
+    return app
+
+
+def _error(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status, headers=headers)
+
+
+def _error_handlers(app: FastAPI) -> None:
+    """Every error as ``{"error": sentence}``, league errors with their own status code."""
+
+    @app.exception_handler(LeagueError)
+    async def league_error(request: Request, exc: LeagueError) -> JSONResponse:
+        status = getattr(exc, "status_code", 400)
+        if status >= 500:
+            log.error("%s %s: %s", request.method, request.url.path, exc)
+        return _error(status, str(exc), _BEARER if status == 401 else None)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 404:
+            message = f"no such endpoint: {request.method} {request.url.path}"
+        elif exc.status_code == 405:
+            message = f"{request.url.path} does not take {request.method}"
+        else:
+            message = str(exc.detail)
+        return _error(exc.status_code, message, exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return _error(400, _validation_sentence(exc.errors()))
+
+    @app.exception_handler(Exception)
+    async def internal(request: Request, exc: Exception) -> JSONResponse:
+        # Starlette raises the exception again once this answer is sent: the server logs it.
+        return _error(500, "the league failed to answer this request (an internal error)")
+
+
+def _validation_sentence(errors: Sequence[Any]) -> str:
+    """The first of FastAPI's validation errors, as a sentence: where and what."""
+    if not errors:
+        return "the request is malformed"
+    first = errors[0]
+    where = " ".join(str(p) for p in first.get("loc", ()) if p not in ("path", "query", "body"))
+    return f"{where or 'the request'}: {first.get('msg', 'invalid')}"
+
+
+async def _read_upload(request: Request, limit: int) -> bytes:
+    """The request body, refused past ``limit`` bytes (by its Content-Length, then as it comes).
+
+    Raises:
+        UnsupportedUpload: a content type that is not a gzip archive's.
+        UploadTooLarge: more than ``limit`` bytes, declared or sent.
+        LeagueError: a Content-Length that is not a number.
+    """
+    kind = request.headers.get("content-type", "application/gzip").split(";")[0].strip().lower()
+    if kind not in UPLOAD_TYPES:
+        raise UnsupportedUpload(
+            f"an upload is a tar.gz sent as application/gzip, not {kind or 'untyped'}"
+        )
+    too_large = UploadTooLarge(
+        f"the upload is larger than {limit} bytes, the most this league accepts"
+    )
+    declared = request.headers.get("content-length")
+    if declared is not None:
+        if not declared.strip().isdigit():
+            raise LeagueError(f"Content-Length must be a number of bytes (got {declared!r})")
+        if int(declared) > limit:
+            raise too_large
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        # Checked as the bytes come too: a chunked body declares no length.
+        if len(body) > limit:
+            raise too_large
+    return bytes(body)
+
+
+def _may_see(account: Account | None, owner: str) -> bool:
+    """Whether ``account`` sees what only the owner ``owner`` (and admins) may see."""
+    return account is not None and (account.role is Role.ADMIN or account.name == owner)
+
+
+def _require_owner(account: Account, owner: str, what: str) -> None:
+    if not _may_see(account, owner):
+        raise Forbidden(f"{what} is for its owner ({owner}) and the league's admins only")
+
+
+def _iso(value: Any) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def _filename(name: str) -> str:
+    """``name`` as a safe part of a download's file name (a header value)."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", name)
+
+
+def _text(data: bytes) -> Response:
+    # Logs are whatever a bot printed: served as plain text that no browser may sniff as HTML.
+    return Response(data, media_type="text/plain; charset=utf-8", headers=_NOSNIFF)
+
+
+def _account_json(account: Account) -> JSON:
+    return {"name": account.name, "role": account.role.value, "created": _iso(account.created)}
+
+
+def _step_json(step: StepInfo) -> JSON:
+    return {
+        "step": step.step.value,
+        "outcome": None if step.outcome is None else step.outcome.value,
+        "detail": step.detail,
+        "log": step.log_sha256 is not None,
+        "started": _iso(step.started),
+        "finished": _iso(step.finished),
+    }
+
+
+def _version_json(info: VersionInfo, *, private: bool) -> JSON:
+    """A version as the API shows it; ``private`` adds what only its owner and admins see."""
+    out: JSON = {
+        "bot": info.bot,
+        "owner": info.owner,
+        "number": info.number,
+        "status": info.status.value,
+        "created": _iso(info.created),
+        "rating": {"mu": info.rating_mu, "sigma": info.rating_sigma},
+        "parent": info.parent,
+        "activate": info.activate,
+    }
+    if private:
+        out["source_sha256"] = info.source_sha256
+        out["reason"] = info.reason
+        out["steps"] = [_step_json(s) for s in info.steps]
+    return out
+
+
+def _bot_row(session: Session, name: str) -> JSON:
+    """The bot ``name``: owner, state, its active version and that version's rating."""
+    rows = _bots_query(session, Bot.name == name)
+    if not rows:
+        raise NotFound(f"no bot named {name!r}")
+    return rows[0]
+
+
+def _bot_list(session: Session) -> list[JSON]:
+    return _bots_query(session, None)
+
+
+def _bots_query(session: Session, where: Any) -> list[JSON]:
+    active = and_(BotVersion.bot_id == Bot.id, BotVersion.status == VersionStatus.ACTIVE)
+    query = (
+        select(Bot, User.name, BotVersion)
+        .join(User, Bot.owner_id == User.id)
+        .outerjoin(BotVersion, active)
+        .order_by(Bot.name)
+    )
+    if where is not None:
+        query = query.where(where)
+    out = []
+    for bot, owner, version in session.execute(query):
+        out.append(
+            {
+                "name": bot.name,
+                "owner": owner,
+                "disabled": bot.disabled,
+                "created": _iso(bot.created),
+                "active": None
+                if version is None
+                else {
+                    "number": version.number,
+                    "rating": {"mu": version.rating_mu, "sigma": version.rating_sigma},
+                },
+            }
+        )
+    return out
+
+
+def _seats(session: Session, match_ids: Sequence[int]) -> dict[int, list[JSON]]:
+    """The seats of each match, seat 0 first: bot, owner, version and, once counted, result."""
+    out: dict[int, list[JSON]] = {m: [] for m in match_ids}
+    if not match_ids:
+        return out
+    query = (
+        select(MatchSeat, BotVersion.number, Bot.name, User.name)
+        .join(BotVersion, MatchSeat.version_id == BotVersion.id)
+        .join(Bot, BotVersion.bot_id == Bot.id)
+        .join(User, Bot.owner_id == User.id)
+        .where(MatchSeat.match_id.in_(match_ids))
+        .order_by(MatchSeat.match_id, MatchSeat.seat)
+    )
+    for seat, number, bot, owner in session.execute(query):
+        rated = seat.mu_after is not None and seat.sigma_after is not None
+        out[seat.match_id].append(
+            {
+                "seat": seat.seat,
+                "bot": bot,
+                "owner": owner,
+                "version": number,
+                "place": seat.place,
+                "chips": seat.chips,
+                "luck": seat.luck,
+                "rating_after": {"mu": seat.mu_after, "sigma": seat.sigma_after} if rated else None,
+            }
+        )
+    return out
+
+
+def _match_json(match: Match, seats: list[JSON]) -> JSON:
+    """A match as the API shows it: never its seed, nor where its seats' logs are."""
+    result = None
+    if match.result is not None:
+        result = {k: v for k, v in match.result.items() if k not in _HIDDEN_RESULT_KEYS}
+    return {
+        "id": match.id,
+        "status": match.status.value,
+        "created": _iso(match.created),
+        "finished": _iso(match.finished_at),
+        "group": match.group_id,
+        "rotation": match.rotation,
+        "attempts": match.attempts,
+        "seats": seats,
+        "result": result,
+        "replay": match.replay_sha256 is not None,
+    }
+
+
+def _match_list(
+    session: Session,
+    *,
+    bot: str | None,
+    status: MatchStatus | None,
+    limit: int,
+    before: int | None,
+) -> list[JSON]:
+    query = select(Match).order_by(Match.id.desc()).limit(limit)
+    if bot is not None:
+        bot_id = session.scalar(select(Bot.id).where(Bot.name == bot))
+        if bot_id is None:
+            raise NotFound(f"no bot named {bot!r}")
+        played = (
+            select(MatchSeat.match_id)
+            .join(BotVersion, MatchSeat.version_id == BotVersion.id)
+            .where(BotVersion.bot_id == bot_id)
+        )
+        query = query.where(Match.id.in_(played))
+    if status is not None:
+        query = query.where(Match.status == status)
+    if before is not None:
+        query = query.where(Match.id < before)
+    rows = list(session.scalars(query))
+    seats = _seats(session, [m.id for m in rows])
+    return [_match_json(m, seats[m.id]) for m in rows]
+
+
+def _replayable(session: Session, match_id: int) -> Match:
+    """The match ``match_id`` if its replay may be shown now.
+
+    Raises:
+        NotFound: no such match, or it finished without a replay.
+        Conflict: it, or another match of its duplicate group, is not finished yet.
+    """
+    match = session.get(Match, match_id)
+    if match is None:
+        raise NotFound(f"no match {match_id}")
+    if match.status is not MatchStatus.FINISHED:
+        raise Conflict(
+            f"match {match_id} is {match.status.value}: its replay comes when it is finished"
+        )
+    if match.group_id is not None:
+        unfinished = session.scalar(
+            select(Match.id)
+            .where(Match.group_id == match.group_id, Match.status != MatchStatus.FINISHED)
+            .limit(1)
+        )
+        if unfinished is not None:
+            raise Conflict(
+                f"match {match_id} shares its deals with match {unfinished}, not finished yet:"
+                " its replay comes when every match of its duplicate group is over"
+            )
+    if match.replay_sha256 is None:
+        raise NotFound(f"match {match_id} has no replay")
+    return match
+
+
+def _filtered_replay(data: bytes, visible_seats: set[int]) -> bytes:
+    """A replay with the debug notes of every seat not in ``visible_seats`` removed.
+
+    A note is whatever a bot chose to say about its decision; its owner may want it kept
+    from rivals. The header's seed, were one ever written, is removed too.
+    """
+    out = []
+    for number, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as e:
+            raise LeagueError(f"line {number} of the stored replay is not JSON ({e})") from e
+        if not isinstance(record, dict):
+            raise LeagueError(f"line {number} of the stored replay is not a JSON object")
+        kind = record.get("type")
+        if kind == "action" and "note" in record and record.get("seat") not in visible_seats:
+            del record["note"]
+        elif kind == "header":
+            record.pop("seed", None)
+        out.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
+    return ("\n".join(out) + "\n").encode("utf-8") if out else b""
+
+
+@contextmanager
+def serve_in_thread(
+    app: Any, *, host: str = "127.0.0.1", port: int = 0, startup_timeout: float = 60.0
+) -> Iterator[str]:
+    """Run ``app`` with uvicorn on a real socket, in a thread; yield its base URL.
+
+    ``port=0`` takes a free port. The server stops (and the thread ends) when the block ends.
+
+    Example::
+
+        with serve_in_thread(create_app(league)) as url:
+            print(httpx.get(f"{url}/api/v1/health").json())
+
+    Raises:
+        RuntimeError: the server did not start within ``startup_timeout`` seconds.
+    """
+    config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", access_log=False, lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, name=f"uvicorn-{host}", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + startup_timeout
+    try:
+        while not server.started:
+            if not thread.is_alive():
+                raise RuntimeError(f"the HTTP server on {host}:{port} did not start")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the HTTP server on {host}:{port} did not start in time")
+            time.sleep(0.01)
+        bound = server.servers[0].sockets[0].getsockname()
+        yield f"http://{bound[0]}:{bound[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=startup_timeout)
