@@ -3,8 +3,9 @@
 The league home a command works on is ``--league DIR``, else ``$ARENA_LEAGUE``, else the
 current directory: an admin on the league's machine can ``cd`` into the home and type
 ``arena league user add alice``. These commands open the league's database directly; they
-are for whoever runs the league. Bot authors use ``arena login`` (and later ``arena
-submit``), which talk to the league server over HTTP.
+are for whoever runs the league. Bot authors use ``arena login`` and ``arena submit``,
+which talk to the league server over HTTP; ``arena league standings`` and ``arena league
+status`` do either: the server by default, the league home with ``--league DIR``.
 
 Tokens go to standard output alone, everything else to standard error, so a script can
 take a token with ``TOKEN=$(arena league user add alice)``.
@@ -12,14 +13,23 @@ take a token with ``TOKEN=$(arena league user add alice)``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import datetime as dt
+import json
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from rich.console import Console
 
+from arena._standings import BotStanding
 from arena.cli._errors import ArenaCliError
+from arena.cli._serve import serve
+from arena.cli._submit import league_errors
+from arena.cli._table import STANDINGS_LEGEND, standings_table
 from arena.league import (
     ArtifactError,
     Credentials,
@@ -38,6 +48,8 @@ from arena.league import (
     save_credentials,
     unit_of_work,
 )
+from arena.league._client import client_for
+from arena.league._results import LeaderRow, leaderboard, league_status
 
 __all__ = ["league", "login"]
 
@@ -224,3 +236,178 @@ def login(url: str, token: str | None) -> None:
     with _refusals():
         path = save_credentials(Credentials.checked(url, token))
     click.echo(f"stored the token for {url.rstrip('/')} in {path}", err=True)
+
+
+league.add_command(serve)
+
+
+def _home_option(f: F) -> F:
+    """``--league DIR``: read the league home directly (default: ask the server)."""
+    return click.option(
+        "--league",
+        "home",
+        type=click.Path(file_okay=False, path_type=Path),
+        envvar="ARENA_LEAGUE",
+        default=None,
+        help="Read the league home DIR directly, on the league's machine ($ARENA_LEAGUE).  "
+        "[default: ask the league's server]",
+    )(f)
+
+
+def _url_option(f: F) -> F:
+    """``--url URL``: the league server (default: the one ``arena login`` stored)."""
+    return click.option(
+        "--url",
+        metavar="URL",
+        help="The league server.  [default: the one `arena login` stored]",
+    )(f)
+
+
+def _json_option(f: F) -> F:
+    return click.option(
+        "--json", "as_json", is_flag=True, help="Print the API's JSON instead of text."
+    )(f)
+
+
+def _read(
+    home: Path | None, url: str | None, direct: Callable[[League], dict[str, Any]], api: str
+) -> dict[str, Any]:
+    """What the league home (``--league``) or else its server (endpoint ``api``) answers."""
+    if home is not None and url is not None:
+        raise click.UsageError("give --league DIR or --url URL, not both")
+    if home is not None:
+        with _opened(home) as opened:
+            return direct(opened)
+    with league_errors(), client_for(url, signed_in=False) as client:
+        answer: dict[str, Any] = getattr(client, api)()
+        return answer
+
+
+def _leaderboard_json(opened: League) -> dict[str, Any]:
+    """The leaderboard as the API answers it, read from the league home."""
+    # Imported here, not at start-up: only reading a home directly needs the web stack.
+    from fastapi.encoders import jsonable_encoder
+
+    with unit_of_work(opened.sessions) as session:
+        rows = leaderboard(session)
+    return {"league": opened.config.name, "standings": jsonable_encoder(rows)}
+
+
+def _leader_row(data: Mapping[str, Any]) -> LeaderRow:
+    """A leaderboard row read back from the API's JSON."""
+    try:
+        values = {f.name: data[f.name] for f in fields(LeaderRow)}
+        if values["last_played"] is not None:
+            values["last_played"] = dt.datetime.fromisoformat(values["last_played"])
+        return LeaderRow(**values)
+    except (KeyError, TypeError, ValueError) as e:
+        raise ArenaCliError(
+            f"the league's standings are not in a form this arena reads ({e!r}):"
+            " is the server another version?"
+        ) from e
+
+
+def _standing(row: LeaderRow) -> BotStanding:
+    """The table row of a league row: the bot named with its version (``alpha v3``)."""
+    return replace(row.standing(), bot=f"{row.bot} v{row.version}")
+
+
+LEAGUE_LEGEND_NOTE = """\
+In a league, each row is a bot's active version; its intervals take the match as the unit,
+and its rating μ is carried over from the version it replaced (docs/league.md)."""
+
+
+@league.command("standings")
+@_home_option
+@_url_option
+@_json_option
+def standings(home: Path | None, url: str | None, as_json: bool) -> None:
+    """Print the league's standings: its active versions, ranked as `arena run` ranks bots.
+
+    The same table as `arena run` prints: rank (2= is a tie), matches, score with its 95%
+    interval, mean and luck-adjusted place, first places, rating. Versions without a
+    counted match yet come last, unranked.
+
+    \b
+    Examples:
+        arena league standings                        # the league `arena login` stored
+        arena league standings --url http://127.0.0.1:8000
+        arena league standings --league ./myleague    # on the league's machine
+        arena league standings --json
+    """
+    answer = _read(home, url, _leaderboard_json, "leaderboard")
+    if as_json:
+        click.echo(json.dumps(answer, indent=2))
+        return
+    rows = [_leader_row(r) for r in answer["standings"]]
+    played = sum(1 for r in rows if r.matches)
+    title = f"League {answer['league']!r}: {played} of {len(rows)} active versions ranked"
+    console = Console(width=None if sys.stdout.isatty() else 130)
+    console.print(standings_table([_standing(r) for r in rows], title))
+    console.print(STANDINGS_LEGEND, soft_wrap=True, markup=False)
+    console.print(LEAGUE_LEGEND_NOTE, soft_wrap=True, markup=False)
+
+
+def _status_json(opened: League) -> dict[str, Any]:
+    """The league's status as the API answers it (without an executor), read from the home."""
+    from fastapi.encoders import jsonable_encoder
+
+    with unit_of_work(opened.sessions) as session:
+        info = league_status(session)
+    return {
+        "league": opened.config.name,
+        **jsonable_encoder(info),
+        "spread": info.spread,
+        "executor": None,
+    }
+
+
+def _counts(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{n} {name}" for name, n in counts.items()) or "none"
+
+
+@league.command("status")
+@_home_option
+@_url_option
+@_json_option
+def status(home: Path | None, url: str | None, as_json: bool) -> None:
+    """Print how the league is doing: its queue, throughput, fairness and validations.
+
+    Fairness is the spread of counted matches over the active versions (most less fewest):
+    the scheduler keeps it small.
+
+    \b
+    Examples:
+        arena league status
+        arena league status --league ./myleague
+        arena league status --json
+    """
+    s = _read(home, url, _status_json, "status")
+    if as_json:
+        click.echo(json.dumps(s, indent=2))
+        return
+    click.echo(f"league      {s['league']}")
+    click.echo(
+        f"matches     {s['queued']} queued, {s['running']} running, {s['finished']} finished"
+        f" ({s['finished_last_minute']} in the last minute)"
+    )
+    click.echo(
+        f"versions    {s['active_versions']} active; counted matches per active version:"
+        f" {s['matches_min']} to {s['matches_max']} (mean {s['matches_mean']:.1f},"
+        f" spread {s['spread']})"
+    )
+    click.echo(f"by status   {_counts(s['versions'])}")
+    click.echo(f"validation  steps: {_counts(s['validations'])}")
+    click.echo(f"faults      {s['faults']}")
+    if s.get("executor"):
+        for i, (key, value) in enumerate(_flat(s["executor"])):
+            click.echo(f"{'executor' if i == 0 else '':<12}{key}: {value}")
+
+
+def _flat(value: Mapping[str, Any], prefix: str = "") -> Iterator[tuple[str, str]]:
+    """A nested mapping as (dotted key, value) pairs: what the executor says it is doing."""
+    for key, item in value.items():
+        if isinstance(item, Mapping) and item:
+            yield from _flat(item, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", json.dumps(item) if not isinstance(item, str) else item

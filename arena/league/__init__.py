@@ -1,8 +1,11 @@
-"""The league: accounts, bots and their versions, matches, uploads and the artifact store.
+"""The league: submissions, validation, scheduling, results, ratings and the local executor.
+
+Also its accounts, bots and their versions, matches, uploads and the artifact store.
 
 The database is the single source of truth (``docs/league.md``). Services take a SQLAlchemy
 session, only ``flush()``, and are run inside :func:`unit_of_work`, one transaction per use
-case. This package never imports a web framework.
+case. This package never imports a web framework: the HTTP API is ``arena.league._api``,
+imported by ``arena league serve`` alone.
 """
 
 from __future__ import annotations
@@ -55,6 +58,13 @@ from arena.league._errors import (
     SubmissionLimitExceeded,
     UploadRejected,
 )
+from arena.league._executor import (
+    DEFAULT_LEASE,
+    MAX_ATTEMPTS,
+    LocalExecutor,
+    end_validation_lease,
+    release_match,
+)
 from arena.league._home import League, LeagueConfig, init_league, open_league
 from arena.league._matches import (
     ClaimedMatch,
@@ -67,6 +77,7 @@ from arena.league._matches import (
     renew_lease,
     requeue_expired,
 )
+from arena.league._metrics import JsonFormatter, metrics_text, setup_logging
 from arena.league._migrations import (
     current_revision,
     downgrade,
@@ -74,7 +85,21 @@ from arena.league._migrations import (
     schema_drift,
     upgrade,
 )
-from arena.league._results import Counter, VersionStats
+from arena.league._results import (
+    BotPage,
+    Counter,
+    LeaderRow,
+    StatusInfo,
+    VersionStats,
+    bot_page_data,
+    leaderboard,
+    league_status,
+    recompute_ratings,
+    record_result,
+    result_json,
+)
+from arena.league._scheduler import schedule
+from arena.league._service import LeagueService
 from arena.league._submissions import (
     DEFAULT_SUBMISSIONS_PER_DAY,
     SubmissionCount,
@@ -88,11 +113,27 @@ from arena.league._uploads import (
     pack_bot,
     unpack_upload,
 )
+from arena.league._validation import HOUSE_BOTS, house_bots, validate_version
+from arena.league._versions import (
+    StepInfo,
+    Submitted,
+    VersionInfo,
+    activate_version,
+    claim_validation,
+    get_version,
+    list_versions,
+    seat_manifest,
+    source_dir,
+    submit_version,
+)
 
 __all__ = [
+    "DEFAULT_LEASE",
     "DEFAULT_MU",
     "DEFAULT_SIGMA",
     "DEFAULT_SUBMISSIONS_PER_DAY",
+    "HOUSE_BOTS",
+    "MAX_ATTEMPTS",
     "SKIPPED_NAMES",
     "TOKEN_PREFIX",
     "Account",
@@ -102,6 +143,7 @@ __all__ = [
     "Base",
     "Bot",
     "BotInfo",
+    "BotPage",
     "BotVersion",
     "ClaimedMatch",
     "Conflict",
@@ -110,30 +152,41 @@ __all__ = [
     "DirectoryStore",
     "Forbidden",
     "IssuedToken",
+    "JsonFormatter",
+    "LeaderRow",
     "League",
     "LeagueConfig",
     "LeagueConfigError",
     "LeagueError",
+    "LeagueService",
+    "LocalExecutor",
     "Match",
     "MatchSeat",
     "MatchStatus",
     "NotAuthenticated",
     "NotFound",
     "Role",
+    "StatusInfo",
+    "StepInfo",
     "StepKind",
     "StepOutcome",
     "SubmissionCount",
     "SubmissionLimitExceeded",
+    "Submitted",
     "UnpackedUpload",
     "UploadLimits",
     "UploadRejected",
     "User",
     "ValidationStep",
+    "VersionInfo",
     "VersionStats",
     "VersionStatus",
+    "activate_version",
     "authenticate",
+    "bot_page_data",
     "check_digest",
     "claim_match",
+    "claim_validation",
     "connect",
     "create_bot",
     "create_user",
@@ -142,28 +195,45 @@ __all__ = [
     "disable_bot",
     "disable_user",
     "downgrade",
+    "end_validation_lease",
     "enqueue_match",
     "find_user",
     "finish_match",
+    "get_version",
     "hash_token",
     "head_revision",
+    "house_bots",
     "inherited_rating",
     "init_league",
     "issue_token",
+    "leaderboard",
+    "league_status",
     "list_users",
+    "list_versions",
     "load_credentials",
+    "metrics_text",
     "open_league",
     "pack_bot",
+    "recompute_ratings",
+    "record_result",
+    "release_match",
     "renew_lease",
     "requeue_expired",
+    "result_json",
     "save_credentials",
+    "schedule",
     "schema_drift",
+    "seat_manifest",
     "sessions",
+    "setup_logging",
+    "source_dir",
     "sqlite_url",
     "submissions_today",
+    "submit_version",
     "take_submission",
     "unit_of_work",
     "unpack_upload",
     "upgrade",
     "utcnow",
+    "validate_version",
 ]

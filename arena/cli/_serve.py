@@ -1,0 +1,296 @@
+"""``arena league serve``: the league's HTTP API, scheduler and match execution in one process.
+
+The API (``create_app``) runs under uvicorn; the :class:`~arena.league.LeagueService`
+(scheduler, requeue, executor) starts once the application has started and stops before it
+ends, in the application's lifespan. SIGTERM or Ctrl-C stops the server gracefully: no new
+connection, no new match; running matches get ``--grace`` seconds to finish and be
+recorded, and those still running then go back to the queue. Whatever is killed harder
+(SIGKILL, a power cut) loses nothing either: the leases of its matches run out and another
+server, or this one restarted, plays them again.
+
+Logs are JSON lines on standard error (``docs/league.md``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import signal
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+
+from arena._errors import SandboxUnavailable
+from arena._runner import TimeControl
+from arena.cli._errors import ArenaCliError
+from arena.cli._options import time_options
+from arena.league._errors import LeagueError
+from arena.league._executor import DEFAULT_LEASE
+from arena.league._home import League, open_league
+from arena.league._metrics import metrics_text, setup_logging
+from arena.league._service import LeagueService
+from arena.sandbox import Sandbox, SandboxLimits, choose_sandbox
+from flipflop import MatchConfig
+
+__all__ = ["PROCESS_SANDBOX_WARNING", "serve"]
+
+logger = logging.getLogger("arena.league.serve")
+
+PROCESS_SANDBOX_WARNING = (
+    "WARNING: --sandbox process-unsafe runs every bot as a plain child process of this "
+    "server. It is NOT a security boundary: a submitted bot can read the league's files, its "
+    "database and its secret key. Use it only for bots you wrote or trust, never for "
+    "strangers' submissions."
+)
+_MATCH_DEFAULTS = MatchConfig()
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+@click.command()
+@click.argument(
+    "directory",
+    required=False,
+    envvar="ARENA_LEAGUE",
+    type=click.Path(file_okay=False, path_type=Path),
+)
+@click.option("--host", default="127.0.0.1", show_default=True, help="The address to listen on.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8000,
+    show_default=True,
+    help="The port to listen on.",
+)
+@click.option(
+    "--slots",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="Matches (or validations) played at once on this machine.",
+)
+@click.option(
+    "--sandbox",
+    type=click.Choice(["docker", "process-unsafe"]),
+    default="docker",
+    show_default=True,
+    help="Where bots run: a locked-down Docker container each; or process-unsafe, a plain "
+    "child process, with NO protection from the bots: only for bots you trust.",
+)
+@click.option(
+    "--runtime",
+    type=click.Choice(["auto", "runsc", "runc"]),
+    default="auto",
+    show_default=True,
+    help="The Docker sandbox's container runtime (runsc: gVisor, when the engine has it).",
+)
+@click.option(
+    "--lease",
+    type=click.FloatRange(min=1.0),
+    default=DEFAULT_LEASE.total_seconds(),
+    show_default=True,
+    metavar="SECONDS",
+    help="How long a match is held between renewals: a match whose server died is played "
+    "again this long after its last renewal.",
+)
+@click.option(
+    "--grace",
+    type=click.FloatRange(min=0.0),
+    default=30.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="On SIGTERM or Ctrl-C, how long running matches may take to finish before they "
+    "go back to the queue.",
+)
+@click.option(
+    "--hand-cap",
+    type=click.IntRange(min=1),
+    default=_MATCH_DEFAULTS.hand_cap,
+    show_default=True,
+    help="The most hands a match lasts.",
+)
+@time_options
+@click.option(
+    "--target-queued",
+    type=click.IntRange(min=1),
+    default=None,
+    help="The queue length the scheduler keeps.  [default: twice --slots]",
+)
+@click.option(
+    "--max-per-version",
+    type=click.IntRange(min=3),
+    default=10,
+    show_default=True,
+    help="The most queued and running matches one bot version may be in.",
+)
+@click.option(
+    "--schedule/--no-schedule",
+    default=True,
+    show_default=True,
+    help="Schedule new matches; --no-schedule only plays what is queued (drains the queue).",
+)
+@click.option(
+    "--log-level",
+    type=click.Choice(["debug", "info", "warning", "error"]),
+    default="info",
+    show_default=True,
+    help="The least important log records written (JSON lines on standard error).",
+)
+def serve(
+    directory: Path | None,
+    host: str,
+    port: int,
+    slots: int,
+    sandbox: str,
+    runtime: str,
+    lease: float,
+    grace: float,
+    hand_cap: int,
+    decision_ms: int,
+    time_bank_ms: int,
+    target_queued: int | None,
+    max_per_version: int,
+    schedule: bool,
+    log_level: str,
+) -> None:
+    """Serve the league in DIRECTORY: its API, scheduler and matches, at http://HOST:PORT.
+
+    DIRECTORY defaults to $ARENA_LEAGUE, else the current directory. Bots run in the Docker
+    sandbox; --sandbox process-unsafe runs them as plain processes, for a league of bots you
+    trust (a class's examples, your own tests), never for strangers' submissions.
+
+    Stop it with SIGTERM or Ctrl-C: running matches finish within --grace seconds or go
+    back to the queue. Metrics for Prometheus are at /metrics, health at /api/v1/health.
+
+    \b
+    Examples:
+        arena league serve ./myleague
+        arena league serve ./myleague --host 0.0.0.0 --port 8080 --slots 8
+    """
+    # Imported here: the web stack is needed by this command alone.
+    import uvicorn
+
+    from arena.league._api import create_app
+
+    setup_logging(log_level.upper())
+    if sandbox == "process-unsafe":
+        click.secho(PROCESS_SANDBOX_WARNING, fg="red", bold=True, err=True)
+        logger.warning(PROCESS_SANDBOX_WARNING)
+    with _league(directory or Path(".")) as opened, _sandbox(sandbox, runtime) as box:
+        service = LeagueService(
+            opened,
+            sandbox=box,
+            slots=slots,
+            lease=dt.timedelta(seconds=lease),
+            config=MatchConfig(hand_cap=hand_cap),
+            clock=TimeControl(decision_ms=decision_ms, time_bank_ms=time_bank_ms),
+            target_queued=target_queued,
+            max_per_version=max_per_version,
+            scheduling=schedule,
+        )
+        app = create_app(
+            opened,
+            executor_status=service.status,
+            metrics=lambda: metrics_text(opened, service.status),
+        )
+        run_with(app, service, grace)
+        server = uvicorn.Server(
+            uvicorn.Config(
+                app,
+                host=host,
+                port=port,
+                log_config=None,
+                timeout_graceful_shutdown=10,
+            )
+        )
+        logger.info(
+            "serving the league %r from %s on http://%s:%d (sandbox: %s)",
+            opened.config.name,
+            opened.home,
+            host,
+            port,
+            box.isolation,
+        )
+        with _quiet_signals():
+            try:
+                server.run()
+            except SystemExit as e:  # uvicorn's way of saying it could not start
+                if e.code not in (None, 0):
+                    raise ArenaCliError(
+                        f"the server could not start on http://{host}:{port} (see the log)"
+                    ) from e
+                raise
+
+
+def run_with(app: Any, service: LeagueService, grace: float) -> None:
+    """Start ``service`` when ``app`` has started and stop it (within ``grace``) as it ends.
+
+    Wraps the application's lifespan: the service starts after the application's own
+    startup and stops before its own shutdown.
+    """
+    inner = app.router.lifespan_context
+
+    @contextlib.asynccontextmanager
+    async def lifespan(application: Any) -> AsyncIterator[Any]:
+        async with inner(application) as state:
+            await asyncio.to_thread(service.start)
+            try:
+                yield state
+            finally:
+                await asyncio.to_thread(service.stop, grace)
+
+    app.router.lifespan_context = lifespan
+
+
+@contextlib.contextmanager
+def _league(home: Path) -> Iterator[League]:
+    """The open league at ``home``, closed at the end; exit 3 if it cannot be opened."""
+    try:
+        opened = open_league(home)
+    except LeagueError as e:
+        raise ArenaCliError(str(e)) from e
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+@contextlib.contextmanager
+def _sandbox(kind: str, runtime: str) -> Iterator[Sandbox]:
+    """The bots' sandbox, closed (every bot it started stopped) at the end."""
+    try:
+        box = choose_sandbox(
+            "process" if kind == "process-unsafe" else "docker", SandboxLimits(), runtime=runtime
+        )
+    except SandboxUnavailable as e:
+        raise ArenaCliError(
+            f"{e}; a league runs strangers' bots in Docker (--sandbox process-unsafe runs "
+            "them unprotected, for trusted bots only)"
+        ) from e
+    try:
+        yield box
+    finally:
+        box.close()
+
+
+@contextlib.contextmanager
+def _quiet_signals() -> Iterator[None]:
+    """Ignore SIGINT and SIGTERM once uvicorn has handled them.
+
+    uvicorn catches them to shut down gracefully, then restores the handlers it found and
+    raises the signal again; with the default handlers that would kill the process (or raise
+    KeyboardInterrupt) before the sandbox and the database are closed.
+    """
+    previous = {s: signal.signal(s, _ignore) for s in _SIGNALS}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def _ignore(signum: int, frame: object) -> None:
+    """Do nothing: the server is stopping already."""

@@ -1,0 +1,112 @@
+"""SIGKILL at random points of a busy league: no match is lost or counted twice (issue 11).
+
+``arena league serve`` runs as a real subprocess (the process sandbox, fast bundled bots,
+ten-hand matches, 4 slots, 3-second leases) and is killed with SIGKILL at random moments,
+again and again, each time restarted on the same league home: kills land during start-up,
+while matches are claimed, played, stored and counted, while the scheduler queues more
+(a quarter of the kills come at a random moment of start-up, the others soon after a match
+is finished, so that the league moves on between two kills however busy the machine is).
+Then a last server drains the queue (``--no-schedule``) and is stopped with SIGTERM.
+
+Afterwards every match ever queued is finished, each counted result has its own place in
+the results' order (1..N, no gap, no repeat), each version's counts are those of its
+counted seats, and the stored ratings equal a recomputation from the stored results: so no
+match was lost, none was counted twice, and no rating update went missing or landed twice.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+import signal
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from arena.league import League, MatchStatus
+
+from .test_executor import WAIT_S, add_versions, bundled, matches, new_league, statuses, wait_for
+from .test_service import (
+    check_counts_and_ratings,
+    free_port,
+    server_log,
+    start_server,
+    wait_healthy,
+)
+
+__all__ = ["server_log"]  # the fixture, used here under its own name
+
+KILLS = 12
+"""How many times the server is killed."""
+BOTS = ("random", "greedy", "counter", "random", "greedy", "counter")
+IN_START_UP = 0.25
+"""The share of kills at a random moment of start-up. The others come at a random moment of
+the 1.5 s after the server's next match is finished: while the other slots play, store
+results and claim more, and the scheduler queues more."""
+SERVER = ("--slots", "4", "--lease", "3", "--hand-cap", "10")
+"""Many slots, short leases (requeues come quickly) and matches of a fraction of a second."""
+
+
+@pytest.fixture
+def league(kind: str, tmp_path: Path) -> Iterator[League]:
+    """A new league home in ``tmp_path`` on a new database of this kind."""
+    with new_league(kind, tmp_path) as made:
+        yield made
+
+
+def finished(league: League) -> int:
+    """How many matches are finished."""
+    return statuses(league).get(MatchStatus.FINISHED, 0)
+
+
+@pytest.mark.slow
+def test_sigkill_at_random_points_loses_and_doubles_no_match(
+    league: League, server_log: Path
+) -> None:
+    """Killed 12 times at random, restarted, drained: every match finished and counted once."""
+    seed = secrets.randbits(32)
+    print(f"random seed of the kill times: {seed}")
+    rng = random.Random(seed)
+    add_versions(league, [bundled(name) for name in BOTS])
+    t0 = time.monotonic()
+    for _ in range(KILLS):
+        port = free_port()
+        counted = finished(league)
+        server = start_server(league.home, port, server_log, *SERVER)
+        if rng.random() < IN_START_UP:
+            time.sleep(rng.uniform(0.0, 1.5))
+        else:
+            # However busy the machine, the league moves on between two kills.
+            wait_healthy(f"http://127.0.0.1:{port}", server)
+            wait_for("a match finished", lambda: finished(league) > counted)  # noqa: B023
+            time.sleep(rng.uniform(0.0, 1.5))
+        assert server.poll() is None, f"the server exited with {server.returncode} (seed {seed})"
+        server.kill()
+        server.wait(timeout=WAIT_S)
+    killed = matches(league)
+    print(f"chaos over at {time.monotonic() - t0:.1f} s: {Counter(m.status for m in killed)}")
+    assert killed, "no match was queued in all that time"
+    drain = start_server(league.home, free_port(), server_log, *SERVER, "--no-schedule")
+    try:
+        wait_for(
+            "the queue drained",
+            lambda: set(statuses(league)) == {MatchStatus.FINISHED},
+        )
+        drain.send_signal(signal.SIGTERM)
+        assert 0 == drain.wait(timeout=WAIT_S)
+    finally:
+        if drain.poll() is None:
+            drain.kill()
+            drain.wait()
+    final = matches(league)
+    print(f"drained at {time.monotonic() - t0:.1f} s")
+    print(f"{len(final)} matches, by attempts: {Counter(m.attempts for m in final)}")
+    assert [m.id for m in killed] == [m.id for m in final], "no match queued by the drain"
+    for m in final:
+        assert (MatchStatus.FINISHED, None, None) == (m.status, m.lease_owner, m.lease_expires)
+        assert m.replay_sha256 is not None and league.artifacts.exists(m.replay_sha256)
+    assert any(m.attempts > 1 for m in final), f"no kill interrupted a match (seed {seed})"
+    assert check_counts_and_ratings(league) > 0
