@@ -83,6 +83,9 @@ holds a slow bot to account."""
 DEFAULT_VALIDATION_LEASE = dt.timedelta(minutes=10)
 """How long a validator holds a version between renewals (renewed every third of it while a
 step runs): past it, a dead validator's version is claimed again."""
+RETRY_AFTER = dt.timedelta(minutes=1)
+"""How long a version whose validation met a league fault (an ``error`` step) waits before
+it can be claimed again."""
 NO_IMAGE = "no image: the process sandbox runs the source as it is"
 """The detail of a passed build step in the process sandbox."""
 _LOG_TAIL_LINES = 20  # of a failed check's bot output, as `arena check` shows them
@@ -485,8 +488,11 @@ def _end_step(
             status = VersionStatus.REJECTED
             held = _held(session, version_id, worker, None, status=status, reason=result.detail)
         elif result.outcome is StepOutcome.ERROR:
+            # Back in the queue, but not at once: its lease is kept for RETRY_AFTER, so a
+            # lasting fault (Docker gone, a house bot missing) cannot keep every slot busy
+            # validating one version again and again while no match is played.
             status = VersionStatus.UPLOADED
-            held = _held(session, version_id, worker, None, status=status)
+            held = _held(session, version_id, worker, RETRY_AFTER, status=status)
         elif not last:
             status = VersionStatus(_current(session, version_id))
             held = _held(session, version_id, worker, lease)

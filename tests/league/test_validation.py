@@ -340,8 +340,18 @@ def test_a_league_error_puts_the_version_back_and_a_retry_starts_afresh(
     info = _version(league, "greedy")
     assert [*PASSED_ALL[:2], (StepKind.MATCH, StepOutcome.ERROR)] == _outcomes(info)
     assert "a house bot did not start in the validation match (random)" == info.steps[2].detail
-    assert ("", (None, None)) == (info.reason, _lease(league, version_id))
-    assert VersionStatus.ACTIVE == _validate(league, sandbox, workdir, worker="w2")
+    owner, expires = _lease(league, version_id)
+    assert ("", "w1") == (info.reason, owner)
+    assert expires is not None
+    # It waits RETRY_AFTER before anyone may claim it again: a lasting fault cannot keep
+    # the validators busy with it.
+    with unit_of_work(league.sessions) as session:
+        assert claim_validation(session, "w2", LEASE, now=expires - dt.timedelta(seconds=1)) is None
+    with unit_of_work(league.sessions) as session:
+        assert version_id == claim_validation(session, "w2", LEASE, now=expires)
+    assert VersionStatus.ACTIVE == validate_version(
+        league, version_id, worker="w2", sandbox=sandbox, workdir=workdir
+    )
     assert PASSED_ALL == _outcomes(_version(league, "greedy"))
 
 
