@@ -53,10 +53,9 @@ from arena.league._matches import (
     MatchSeat,
     MatchStatus,
     claim_match,
-    finish_match,
     renew_lease,
 )
-from arena.league._results import record_result
+from arena.league._results import record_abandoned, record_result
 from arena.league._validation import validate_version
 from arena.league._versions import PENDING, claim_validation, seat_manifest
 from arena.sandbox import Sandbox
@@ -479,7 +478,7 @@ class LocalExecutor:
         result = abandoned_result(names, error, claimed.attempt)
         try:
             with unit_of_work(self.league.sessions) as session:
-                finish_match(session, claimed.id, slot.owner, result)
+                record_abandoned(session, claimed.id, slot.owner, result)
             logger.error("match %d abandoned after %d attempts", claimed.id, claimed.attempt)
         except Exception:
             logger.exception("match %d could not be abandoned", claimed.id)

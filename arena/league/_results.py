@@ -123,6 +123,7 @@ __all__ = [
     "leaderboard",
     "league_status",
     "recompute_ratings",
+    "record_abandoned",
     "record_result",
     "result_json",
 ]
@@ -211,6 +212,25 @@ def result_json(
         "faults": [dict(f) for f in data.get("faults", ())],
         "logs": logs,
     }
+
+
+def record_abandoned(
+    session: Session,
+    match_id: int,
+    worker: str,
+    result: Mapping[str, Any],
+    *,
+    now: dt.datetime | None = None,
+) -> bool:
+    """Finish a match the arena gave up on as void, counted with the void matches.
+
+    ``result`` is stored as it is (the executor's ``abandoned_result``: empty lists and an
+    ``error``). Nothing is rated. False (nothing written) if ``worker`` does not hold it.
+    """
+    if not finish_match(session, match_id, worker, result, now=now):
+        return False
+    _take(session, VOID_COUNTER)
+    return True
 
 
 def _check_fits(match_id: int, seats: int, result: Mapping[str, Any]) -> None:

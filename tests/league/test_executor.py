@@ -47,7 +47,7 @@ from arena.league._executor import (
     end_validation_lease,
     release_match,
 )
-from arena.league._results import VersionStats
+from arena.league._results import VersionStats, league_status
 from arena.league._scheduler import schedule
 from arena.league._versions import claim_validation, submit_version
 from arena.sandbox import ProcessSandbox, Sandbox, SandboxKind, choose_sandbox
@@ -371,6 +371,8 @@ def test_a_match_the_arena_cannot_play_is_abandoned_after_max_attempts(
     assert f"failed to play this match {MAX_ATTEMPTS} times" in match.result["error"]
     assert "ArtifactError" in match.result["error"]
     assert {"error": MAX_ATTEMPTS} == ex.status()["played"]
+    with unit_of_work(league.sessions) as session:
+        assert 1 == league_status(session).finished  # counted with the void matches
 
 
 def test_validation_goes_ahead_of_queued_matches(
