@@ -18,6 +18,7 @@ import contextlib
 import datetime as dt
 import logging
 import signal
+import socket
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -197,6 +198,10 @@ def serve(
             metrics=lambda: metrics_text(opened, service.status),
         )
         run_with(app, service, grace)
+        # Bound before anything starts: a port in use ends here, before a match is played,
+        # and --port 0 is told its real port.
+        listener = _listen(host, port)
+        port = listener.getsockname()[1]
         server = uvicorn.Server(
             uvicorn.Config(
                 app,
@@ -216,13 +221,32 @@ def serve(
         )
         with _quiet_signals():
             try:
-                server.run()
+                server.run(sockets=[listener])
             except SystemExit as e:  # uvicorn's way of saying it could not start
                 if e.code not in (None, 0):
                     raise ArenaCliError(
                         f"the server could not start on http://{host}:{port} (see the log)"
                     ) from e
                 raise
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host``:``port``; exit 3 with one sentence if it cannot be."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        sock = socket.socket(family, kind, proto)
+    except OSError as e:
+        raise ArenaCliError(f"cannot listen on {host}:{port}: {e.strerror or e}") from e
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(2048)
+    except OSError as e:
+        sock.close()
+        raise ArenaCliError(f"cannot listen on {host}:{port}: {e.strerror or e}") from e
+    return sock
 
 
 def run_with(app: Any, service: LeagueService, grace: float) -> None:

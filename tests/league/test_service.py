@@ -381,3 +381,23 @@ def test_serve_answers_health_and_metrics_and_stops_gracefully_on_sigterm(
         r["message"].startswith("executor ") and r["message"].endswith(" stopped") for r in records
     )
     assert any("match" in r and r.get("outcome") == "finished" for r in records)
+
+
+def test_serve_on_a_port_in_use_exits_3_before_playing_anything(
+    league: League, server_log: Path
+) -> None:
+    """Another program holds the port: one sentence, exit 3, and not one match queued.
+
+    The socket is bound before the service starts, so a second server on a league schedules
+    and plays nothing when it cannot listen.
+    """
+    add_versions(league, [bundled(name) for name in HOUSE])
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = start_server(league.home, port, server_log)
+        assert 3 == proc.wait(timeout=WAIT_S)
+    text = server_log.read_text(encoding="utf-8")
+    assert f"cannot listen on 127.0.0.1:{port}" in text
+    assert [] == matches(league)
