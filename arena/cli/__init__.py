@@ -37,6 +37,8 @@ def main() -> None:
         arena check mybot              # conformance check over gRPC
         arena run mybot random greedy counter --matches 24
         arena replay arena-out/replays/m00000.jsonl --hand 3
+        arena league init ./myleague   # run a league (docs/league.md)
+        arena submit mybot             # submit a bot to the league you logged in to
     """
 
 
