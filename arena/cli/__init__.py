@@ -20,7 +20,7 @@ from arena.cli._logs import logs
 from arena.cli._new_bot import new_bot
 from arena.cli._replay import replay
 from arena.cli._run import run
-from arena.cli._submit import submit
+from arena.cli._submit import activate, submit, versions
 
 __all__ = ["main"]
 
@@ -73,3 +73,5 @@ main.add_command(images)
 main.add_command(league)
 main.add_command(login)
 main.add_command(submit)
+main.add_command(versions)
+main.add_command(activate)

@@ -24,7 +24,7 @@ from arena.league._errors import ArtifactError, LeagueConfigError, LeagueError
 from arena.league._uploads import pack_bot
 from flipflop import ManifestError, read_manifest
 
-__all__ = ["submit"]
+__all__ = ["activate", "submit", "versions"]
 
 # How a finished step is told, by its outcome.
 _OUTCOME_WORDS = {
@@ -45,6 +45,13 @@ def league_errors() -> Iterator[None]:
         raise click.UsageError(str(e)) from e
 
 
+_URL_OPTION = click.option(
+    "--url",
+    metavar="URL",
+    help="The league server.  [default: the one `arena login` stored]",
+)
+
+
 @click.command()
 @click.argument("bot_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option(
@@ -60,11 +67,7 @@ def league_errors() -> Iterator[None]:
 @click.option(
     "--no-follow", is_flag=True, help="Return once uploaded, without waiting for validation."
 )
-@click.option(
-    "--url",
-    metavar="URL",
-    help="The league server.  [default: the one `arena login` stored]",
-)
+@_URL_OPTION
 @click.option(
     "--poll",
     type=click.FloatRange(min=0.05),
@@ -203,7 +206,7 @@ def _conclude(version: dict[str, Any], *, activate: bool) -> None:
         )
         click.echo(
             f"{bot} v{number} passed validation; {why}. Make it the playing version with"
-            f" POST /api/v1/bots/{bot}/versions/{number}/activate"
+            f" `arena activate {bot} {number}`"
         )
         return
     failed = next((s for s in version.get("steps", []) if s["outcome"] == "failed"), None)
@@ -214,3 +217,51 @@ def _conclude(version: dict[str, Any], *, activate: bool) -> None:
         reason = version.get("reason") or "no reason given"
         click.echo(f"{bot} v{number} was rejected: {reason}")
     sys.exit(1)
+
+
+@click.command()
+@click.argument("bot")
+@_URL_OPTION
+def versions(bot: str, url: str | None) -> None:
+    """List the versions of BOT in the league, newest first, with their status.
+
+    Anyone may list them; the owner (and an admin) also sees why a version was rejected.
+
+    \b
+    Example:
+        arena versions mybot
+    """
+    with league_errors():
+        client = client_for(url, signed_in=False)
+    with client, league_errors():
+        listed = client.bot(bot)["versions"]
+    for v in sorted(listed, key=lambda v: -int(v["number"])):
+        rating = v["rating"]
+        line = (
+            f"v{v['number']:<4} {v['status']:<10} {str(v['created'])[:19].replace('T', ' ')}"
+            f"  rating {rating['mu']:.1f} ± {1.96 * rating['sigma']:.1f}"
+        )
+        if v.get("reason"):
+            line += f"  ({str(v['reason']).splitlines()[0]})"
+        click.echo(line)
+
+
+@click.command()
+@click.argument("bot")
+@click.argument("number", type=click.IntRange(min=1))
+@_URL_OPTION
+def activate(bot: str, number: int, url: str | None) -> None:
+    """Make version NUMBER of your bot BOT the one that plays (a rollback, or a roll forward).
+
+    Only a version that passed validation can play; the version playing now is retired.
+
+    \b
+    Example:
+        arena versions mybot
+        arena activate mybot 2
+    """
+    with league_errors():
+        client = client_for(url, signed_in=True)
+    with client, league_errors():
+        version = client.activate(bot, number)
+    click.echo(f"{version['bot']} v{version['number']} is {version['status']}")

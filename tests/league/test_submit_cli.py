@@ -234,3 +234,28 @@ def test_status_prints_the_queue_fairness_and_the_executor(served: Served) -> No
     answer = json.loads(local.stdout)
     assert answer["executor"] is None
     assert answer["active_versions"] >= 0
+
+
+def test_versions_lists_them_and_activate_rolls_back(served: Served) -> None:
+    """Two versions: the newer plays; `arena activate` puts the older back; others refused."""
+    for tag in ("v1", "v2"):
+        bot = bot_copy(served, REPO / "bots" / "random", f"roll-{tag}")
+        done = served.run("submit", str(bot), "--name", "roll", "--poll", POLL, login=served.alice)
+        assert 0 == done.exit_code, done.output
+    listed = served.run("versions", "roll", login=served.alice)
+    assert 0 == listed.exit_code, listed.output
+    assert [["v2", "active"], ["v1", "retired"]] == [
+        line.split()[:2] for line in listed.stdout.splitlines()
+    ]
+    by_bob = served.run("activate", "roll", "1", login=served.bob)
+    assert 2 == by_bob.exit_code, by_bob.output
+    assert "active" == _version(served, "roll", 2)["status"]
+    back = served.run("activate", "roll", "1", login=served.alice)
+    assert 0 == back.exit_code, back.output
+    assert "roll v1 is active" in back.stdout
+    assert ("active", "retired") == (
+        _version(served, "roll", 1)["status"],
+        _version(served, "roll", 2)["status"],
+    )
+    unknown = served.run("activate", "roll", "9", login=served.alice)
+    assert 2 == unknown.exit_code, unknown.output
