@@ -11,7 +11,7 @@ from arena._runner import TimeControl
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["sandbox_option", "time_options"]
+__all__ = ["runtime_option", "sandbox_option", "time_options"]
 
 _CLOCK_DEFAULTS = TimeControl()
 
@@ -26,6 +26,19 @@ def sandbox_option(f: F) -> F:
         help="Where bots run: a Docker container each (docker), a limited child process "
         "(process: weaker isolation, for your own bots), or Docker when an engine answers "
         "and the process sandbox otherwise (auto).",
+    )(f)
+
+
+def runtime_option(f: F) -> F:
+    """``--runtime auto|runsc|runc``: the Docker sandbox's container runtime."""
+    return click.option(
+        "--runtime",
+        type=click.Choice(["auto", "runsc", "runc"]),
+        default="auto",
+        show_default=True,
+        help="The Docker sandbox's container runtime: gVisor (runsc: the bot's system calls "
+        "never reach the host's kernel), runc (the host's kernel behind the arena's seccomp "
+        "profile), or runsc when the engine has it and runc otherwise (auto).",
     )(f)
 
 

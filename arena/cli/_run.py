@@ -23,7 +23,7 @@ from arena._runner import TimeControl
 from arena._sprt import SprtDecision, SprtResult, SprtSpec, run_sprt, saved_sprt
 from arena._text import clean
 from arena.cli._errors import ArenaCliError
-from arena.cli._options import sandbox_option, time_options
+from arena.cli._options import runtime_option, sandbox_option, time_options
 from arena.cli._table import STANDINGS_LEGEND, standings_table
 from arena.sandbox import Sandbox, SandboxLimits, choose_sandbox
 from flipflop import MatchConfig
@@ -115,15 +115,7 @@ def _given(ctx: click.Context, name: str) -> bool:
     "image). For your own bots only: a Dockerfile runs on the Docker daemon's host.",
 )
 @sandbox_option
-@click.option(
-    "--runtime",
-    type=click.Choice(["auto", "runsc", "runc"]),
-    default="auto",
-    show_default=True,
-    help="The Docker sandbox's container runtime: gVisor (runsc: the bot's system calls "
-    "never reach the host's kernel), runc (the host's kernel behind the arena's seccomp "
-    "profile), or runsc when the engine has it and runc otherwise (auto).",
-)
+@runtime_option
 @time_options
 @click.option(
     "--out",

@@ -28,7 +28,7 @@ import click
 from arena._errors import SandboxUnavailable
 from arena._runner import TimeControl
 from arena.cli._errors import ArenaCliError
-from arena.cli._options import time_options
+from arena.cli._options import runtime_option, time_options
 from arena.league._errors import LeagueError
 from arena.league._executor import DEFAULT_LEASE
 from arena.league._home import League, open_league
@@ -81,13 +81,7 @@ _SIGNALS = (signal.SIGINT, signal.SIGTERM)
     help="Where bots run: a locked-down Docker container each; or process-unsafe, a plain "
     "child process, with NO protection from the bots: only for bots you trust.",
 )
-@click.option(
-    "--runtime",
-    type=click.Choice(["auto", "runsc", "runc"]),
-    default="auto",
-    show_default=True,
-    help="The Docker sandbox's container runtime (runsc: gVisor, when the engine has it).",
-)
+@runtime_option
 @click.option(
     "--lease",
     type=click.FloatRange(min=1.0),
