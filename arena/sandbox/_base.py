@@ -298,7 +298,12 @@ class StderrCapture:
                     close()
 
 
-def open_socket(path: Path, owners: frozenset[int], dir_owners: frozenset[int]) -> int | None:
+def open_socket(
+    path: Path,
+    owners: frozenset[int],
+    dir_owners: frozenset[int],
+    pending_owners: frozenset[int] = frozenset(),
+) -> int | None:
     """Open a bot's unix socket for dialing, after checking it is the bot's own; None if absent.
 
     Returns an ``O_PATH`` descriptor of the socket inode (dial ``unix:/proc/self/fd/N``: the
@@ -310,6 +315,9 @@ def open_socket(path: Path, owners: frozenset[int], dir_owners: frozenset[int]) 
         owners: user ids that may own the socket (the bot's user).
         dir_owners: user ids that may own its directory (the bot's or the arena's, never a
             neighbour's: another bot could swap what is in a directory it owns).
+        pending_owners: user ids that own the socket while it is being made for the bot
+            (gVisor's gofer binds it as root, then hands it to the bot's user): such a socket
+            counts as not there yet (None), so the caller looks again.
 
     Raises:
         SandboxError: the path is a link or not a socket, or an owner is not one expected.
@@ -336,6 +344,9 @@ def open_socket(path: Path, owners: frozenset[int], dir_owners: frozenset[int]) 
         problem = "is a symbolic link (the arena follows none)"
     elif not stat.S_ISSOCK(st.st_mode):
         problem = f"is not a socket ({stat.filemode(st.st_mode)})"
+    elif st.st_uid in pending_owners and st.st_uid not in owners:
+        os.close(fd)
+        return None
     elif st.st_uid not in owners:
         problem = f"is owned by user {st.st_uid}, not the bot's user"
     if problem:

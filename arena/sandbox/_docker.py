@@ -496,7 +496,11 @@ class _DockerBot:
         if self._sock_fd is None:
             sock = Path(self.endpoint.removeprefix("unix:"))
             # Made by the container's user 65534, in the directory the arena made for it.
-            self._sock_fd = open_socket(sock, _BOT_UID, frozenset({os.geteuid()}))
+            # Under runsc the gofer binds it as root and then hands it over: root's is "not
+            # yet" (only the host's root can make a file owned by 0; no bot can).
+            self._sock_fd = open_socket(
+                sock, _BOT_UID, frozenset({os.geteuid()}), pending_owners=frozenset({0})
+            )
         return None if self._sock_fd is None else f"unix:/proc/self/fd/{self._sock_fd}"
 
     def exit_status(self) -> str | None:

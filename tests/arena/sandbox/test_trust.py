@@ -184,6 +184,32 @@ def test_a_slow_healthy_bot_is_not_charged(arena: Arena) -> None:
     assert_others_played_clean(played)
 
 
+def test_a_socket_still_being_handed_over_is_not_yet_there(tmp_path: Path) -> None:
+    """The gofer of gVisor binds a bot's socket as root, then gives it to the bot's user.
+
+    Seen from the host (runsc, ``--host-uds=create``), the socket is owned by 0 for a moment
+    before it is the bot's 65534's. On main the arena read that moment as a socket of someone
+    else's and charged a start fault to a healthy bot (a void match in CI). Such a socket now
+    reads as not there yet; any other owner is still refused.
+    """
+    import socket
+
+    from arena._errors import SandboxError
+    from arena.sandbox._base import open_socket
+
+    path = tmp_path / "bot.sock"
+    with socket.socket(socket.AF_UNIX) as s:
+        s.bind(str(path))
+        me = os.geteuid()
+        other = frozenset({me + 1})
+        with pytest.raises(SandboxError, match="not the bot's user"):
+            open_socket(path, other, frozenset({me}))
+        assert open_socket(path, other, frozenset({me}), pending_owners=frozenset({me})) is None
+        fd = open_socket(path, frozenset({me}), frozenset({me}), pending_owners=frozenset({me}))
+        assert fd is not None
+        os.close(fd)
+
+
 def test_docker_socket_directory_stays_open_until_the_socket_exists(
     kind: str, arena: Arena
 ) -> None:
