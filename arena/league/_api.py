@@ -30,7 +30,6 @@ still being played.
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import threading
@@ -44,14 +43,13 @@ from fastapi import Depends, FastAPI, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
-from sqlalchemy import and_, select, text
-from sqlalchemy.orm import Session
+from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arena import __version__
-from arena.league._accounts import Account, Role, User, authenticate
-from arena.league._bots import Bot, BotVersion, StepKind, VersionStatus, disable_bot
+from arena.league._accounts import Account, Role, authenticate
+from arena.league._bots import StepKind, disable_bot
 from arena.league._db import unit_of_work
 from arena.league._errors import (
     Conflict,
@@ -62,15 +60,26 @@ from arena.league._errors import (
     UploadRejected,
 )
 from arena.league._home import League
-from arena.league._matches import Match, MatchSeat, MatchStatus
+from arena.league._matches import Match, MatchStatus
 from arena.league._results import bot_page_data, leaderboard, league_status
 from arena.league._versions import (
-    StepInfo,
-    VersionInfo,
     activate_version,
     get_version,
     list_versions,
     submit_version,
+)
+from arena.league._views import (
+    JSON,
+    bot_list,
+    bot_row,
+    filter_replay,
+    iso,
+    match_json,
+    match_list,
+    match_seats,
+    may_see,
+    replayable_match,
+    version_json,
 )
 
 __all__ = [
@@ -89,15 +98,10 @@ UPLOAD_TYPES = frozenset({"application/gzip", "application/x-gzip", "application
 _MAX_MATCHES = 500
 _NOSNIFF = {"X-Content-Type-Options": "nosniff"}
 _BEARER = {"WWW-Authenticate": "Bearer"}
-# Keys of a stored result that the API never shows: the deal's seed (secret until the whole
-# group is over, and not needed after) and the hashes of the seats' private logs.
-_HIDDEN_RESULT_KEYS = frozenset({"seed", "logs"})
 # What a bot's page adds to each of its versions: how it has done (``VersionSummary``).
 _VERSION_RESULTS = ("matches", "mean_place", "first_places", "last_played", "placements")
 
 log = logging.getLogger("arena.league.api")
-
-JSON = dict[str, Any]
 
 
 class UploadTooLarge(UploadRejected):
@@ -220,7 +224,7 @@ def create_app(
                     session, league, account.name, name, archive, activate=activate
                 )
             return {
-                "version": _version_json(submitted.version, private=True),
+                "version": version_json(submitted.version, private=True),
                 "new": submitted.new,
                 "left_today": submitted.left_today,
             }
@@ -232,7 +236,7 @@ def create_app(
     def bots() -> JSON:
         """Every bot: owner, whether disabled, its active version and that version's rating."""
         with unit_of_work(league.sessions) as session:
-            return {"bots": _bot_list(session)}
+            return {"bots": bot_list(session)}
 
     @app.get(f"{API_PREFIX}/bots/{{name}}")
     def bot(name: str, account: Caller) -> JSON:
@@ -241,10 +245,10 @@ def create_app(
         Its owner and admins also see each version's validation steps.
         """
         with unit_of_work(league.sessions) as session:
-            info = _bot_row(session, name)
+            info = bot_row(session, name)
             page = bot_page_data(session, name)
             versions = list_versions(session, name)
-        private = _may_see(account, info["owner"])
+        private = may_see(account, info["owner"])
         played = {
             v.number: {k: jsonable_encoder(getattr(v, k)) for k in _VERSION_RESULTS}
             for v in page.versions
@@ -252,7 +256,7 @@ def create_app(
         return {
             **info,
             "versions": [
-                {**played.get(v.number, {}), **_version_json(v, private=private)} for v in versions
+                {**played.get(v.number, {}), **version_json(v, private=private)} for v in versions
             ],
             "recent": jsonable_encoder(page.recent),
             "head_to_head": jsonable_encoder(page.head_to_head),
@@ -263,7 +267,7 @@ def create_app(
         """Version NUMBER of the bot NAME; its owner and admins also see its validation steps."""
         with unit_of_work(league.sessions) as session:
             info = get_version(session, name, number)
-        return _version_json(info, private=_may_see(account, info.owner))
+        return version_json(info, private=may_see(account, info.owner))
 
     @app.get(f"{API_PREFIX}/bots/{{name}}/versions/{{number}}/source")
     def source(name: str, number: int, account: SignedIn) -> Response:
@@ -298,21 +302,21 @@ def create_app(
             info = get_version(session, name, number)
             _require_owner(account, info.owner, f"activating {name} v{number}")
             activated = activate_version(session, name, number)
-        return _version_json(activated, private=True)
+        return version_json(activated, private=True)
 
     @app.post(f"{API_PREFIX}/bots/{{name}}/disable")
     def disable(name: str, account: Admin) -> JSON:
         """Take the bot NAME out of scheduling (admin)."""
         with unit_of_work(league.sessions) as session:
             disable_bot(session, name, disabled=True)
-            return _bot_row(session, name)
+            return bot_row(session, name)
 
     @app.post(f"{API_PREFIX}/bots/{{name}}/enable")
     def enable(name: str, account: Admin) -> JSON:
         """Schedule the bot NAME again (admin)."""
         with unit_of_work(league.sessions) as session:
             disable_bot(session, name, disabled=False)
-            return _bot_row(session, name)
+            return bot_row(session, name)
 
     @app.get(f"{API_PREFIX}/leaderboard")
     def standings() -> JSON:
@@ -343,7 +347,7 @@ def create_app(
     ) -> JSON:
         """Matches, newest first: of one bot, in one state, and before a match id (paging)."""
         with unit_of_work(league.sessions) as session:
-            rows = _match_list(session, bot=bot, status=status, limit=limit, before=before)
+            rows = match_list(session, bot=bot, status=status, limit=limit, before=before)
         return {"matches": rows}
 
     @app.get(f"{API_PREFIX}/matches/{{match_id}}")
@@ -353,17 +357,17 @@ def create_app(
             row = session.get(Match, match_id)
             if row is None:
                 raise NotFound(f"no match {match_id}")
-            return _match_json(row, _seats(session, [match_id])[match_id])
+            return match_json(row, match_seats(session, [match_id])[match_id])
 
     @app.get(f"{API_PREFIX}/matches/{{match_id}}/replay")
     def replay(match_id: int, account: Caller) -> Response:
         """A finished match's replay (JSON lines, docs/replay.md), others' debug notes removed."""
         with unit_of_work(league.sessions) as session:
-            row = _replayable(session, match_id)
-            seats = _seats(session, [match_id])[match_id]
+            row = replayable_match(session, match_id)
+            seats = match_seats(session, [match_id])[match_id]
         assert row.replay_sha256 is not None
-        visible = {s["seat"] for s in seats if _may_see(account, s["owner"])}
-        data = _filtered_replay(league.artifacts.get(row.replay_sha256), visible)
+        visible = {s["seat"] for s in seats if may_see(account, s["owner"])}
+        data = filter_replay(league.artifacts.get(row.replay_sha256), visible)
         return Response(data, media_type="application/x-ndjson", headers=_NOSNIFF)
 
     @app.get(f"{API_PREFIX}/matches/{{match_id}}/logs/{{seat}}")
@@ -373,7 +377,7 @@ def create_app(
             row = session.get(Match, match_id)
             if row is None:
                 raise NotFound(f"no match {match_id}")
-            seats = _seats(session, [match_id])[match_id]
+            seats = match_seats(session, [match_id])[match_id]
         if not 0 <= seat < len(seats):
             raise NotFound(f"match {match_id} has no seat {seat}")
         _require_owner(account, seats[seat]["owner"], f"the logs of seat {seat}")
@@ -462,18 +466,9 @@ async def _read_upload(request: Request, limit: int) -> bytes:
     return bytes(body)
 
 
-def _may_see(account: Account | None, owner: str) -> bool:
-    """Whether ``account`` sees what only the owner ``owner`` (and admins) may see."""
-    return account is not None and (account.role is Role.ADMIN or account.name == owner)
-
-
 def _require_owner(account: Account, owner: str, what: str) -> None:
-    if not _may_see(account, owner):
+    if not may_see(account, owner):
         raise Forbidden(f"{what} is for its owner ({owner}) and the league's admins only")
-
-
-def _iso(value: Any) -> str | None:
-    return None if value is None else value.isoformat()
 
 
 def _filename(name: str) -> str:
@@ -487,210 +482,7 @@ def _text(data: bytes) -> Response:
 
 
 def _account_json(account: Account) -> JSON:
-    return {"name": account.name, "role": account.role.value, "created": _iso(account.created)}
-
-
-def _step_json(step: StepInfo) -> JSON:
-    return {
-        "step": step.step.value,
-        "outcome": None if step.outcome is None else step.outcome.value,
-        "detail": step.detail,
-        "log": step.log_sha256 is not None,
-        "started": _iso(step.started),
-        "finished": _iso(step.finished),
-    }
-
-
-def _version_json(info: VersionInfo, *, private: bool) -> JSON:
-    """A version as the API shows it; ``private`` adds what only its owner and admins see."""
-    out: JSON = {
-        "bot": info.bot,
-        "owner": info.owner,
-        "number": info.number,
-        "status": info.status.value,
-        "created": _iso(info.created),
-        "rating": {"mu": info.rating_mu, "sigma": info.rating_sigma},
-        "parent": info.parent,
-        "activate": info.activate,
-    }
-    if private:
-        out["source_sha256"] = info.source_sha256
-        out["reason"] = info.reason
-        out["steps"] = [_step_json(s) for s in info.steps]
-    return out
-
-
-def _bot_row(session: Session, name: str) -> JSON:
-    """The bot ``name``: owner, state, its active version and that version's rating."""
-    rows = _bots_query(session, Bot.name == name)
-    if not rows:
-        raise NotFound(f"no bot named {name!r}")
-    return rows[0]
-
-
-def _bot_list(session: Session) -> list[JSON]:
-    return _bots_query(session, None)
-
-
-def _bots_query(session: Session, where: Any) -> list[JSON]:
-    active = and_(BotVersion.bot_id == Bot.id, BotVersion.status == VersionStatus.ACTIVE)
-    query = (
-        select(Bot, User.name, BotVersion)
-        .join(User, Bot.owner_id == User.id)
-        .outerjoin(BotVersion, active)
-        .order_by(Bot.name)
-    )
-    if where is not None:
-        query = query.where(where)
-    out = []
-    for bot, owner, version in session.execute(query):
-        out.append(
-            {
-                "name": bot.name,
-                "owner": owner,
-                "disabled": bot.disabled,
-                "created": _iso(bot.created),
-                "active": None
-                if version is None
-                else {
-                    "number": version.number,
-                    "rating": {"mu": version.rating_mu, "sigma": version.rating_sigma},
-                },
-            }
-        )
-    return out
-
-
-def _seats(session: Session, match_ids: Sequence[int]) -> dict[int, list[JSON]]:
-    """The seats of each match, seat 0 first: bot, owner, version and, once counted, result."""
-    out: dict[int, list[JSON]] = {m: [] for m in match_ids}
-    if not match_ids:
-        return out
-    query = (
-        select(MatchSeat, BotVersion.number, Bot.name, User.name)
-        .join(BotVersion, MatchSeat.version_id == BotVersion.id)
-        .join(Bot, BotVersion.bot_id == Bot.id)
-        .join(User, Bot.owner_id == User.id)
-        .where(MatchSeat.match_id.in_(match_ids))
-        .order_by(MatchSeat.match_id, MatchSeat.seat)
-    )
-    for seat, number, bot, owner in session.execute(query):
-        rated = seat.mu_after is not None and seat.sigma_after is not None
-        out[seat.match_id].append(
-            {
-                "seat": seat.seat,
-                "bot": bot,
-                "owner": owner,
-                "version": number,
-                "place": seat.place,
-                "chips": seat.chips,
-                "luck": seat.luck,
-                "rating_after": {"mu": seat.mu_after, "sigma": seat.sigma_after} if rated else None,
-            }
-        )
-    return out
-
-
-def _match_json(match: Match, seats: list[JSON]) -> JSON:
-    """A match as the API shows it: never its seed, nor where its seats' logs are."""
-    result = None
-    if match.result is not None:
-        result = {k: v for k, v in match.result.items() if k not in _HIDDEN_RESULT_KEYS}
-    return {
-        "id": match.id,
-        "status": match.status.value,
-        "created": _iso(match.created),
-        "finished": _iso(match.finished_at),
-        "group": match.group_id,
-        "rotation": match.rotation,
-        "attempts": match.attempts,
-        "seats": seats,
-        "result": result,
-        "replay": match.replay_sha256 is not None,
-    }
-
-
-def _match_list(
-    session: Session,
-    *,
-    bot: str | None,
-    status: MatchStatus | None,
-    limit: int,
-    before: int | None,
-) -> list[JSON]:
-    query = select(Match).order_by(Match.id.desc()).limit(limit)
-    if bot is not None:
-        bot_id = session.scalar(select(Bot.id).where(Bot.name == bot))
-        if bot_id is None:
-            raise NotFound(f"no bot named {bot!r}")
-        played = (
-            select(MatchSeat.match_id)
-            .join(BotVersion, MatchSeat.version_id == BotVersion.id)
-            .where(BotVersion.bot_id == bot_id)
-        )
-        query = query.where(Match.id.in_(played))
-    if status is not None:
-        query = query.where(Match.status == status)
-    if before is not None:
-        query = query.where(Match.id < before)
-    rows = list(session.scalars(query))
-    seats = _seats(session, [m.id for m in rows])
-    return [_match_json(m, seats[m.id]) for m in rows]
-
-
-def _replayable(session: Session, match_id: int) -> Match:
-    """The match ``match_id`` if its replay may be shown now.
-
-    Raises:
-        NotFound: no such match, or it finished without a replay.
-        Conflict: it, or another match of its duplicate group, is not finished yet.
-    """
-    match = session.get(Match, match_id)
-    if match is None:
-        raise NotFound(f"no match {match_id}")
-    if match.status is not MatchStatus.FINISHED:
-        raise Conflict(
-            f"match {match_id} is {match.status.value}: its replay comes when it is finished"
-        )
-    if match.group_id is not None:
-        unfinished = session.scalar(
-            select(Match.id)
-            .where(Match.group_id == match.group_id, Match.status != MatchStatus.FINISHED)
-            .limit(1)
-        )
-        if unfinished is not None:
-            raise Conflict(
-                f"match {match_id} shares its deals with match {unfinished}, not finished yet:"
-                " its replay comes when every match of its duplicate group is over"
-            )
-    if match.replay_sha256 is None:
-        raise NotFound(f"match {match_id} has no replay")
-    return match
-
-
-def _filtered_replay(data: bytes, visible_seats: set[int]) -> bytes:
-    """A replay with the debug notes of every seat not in ``visible_seats`` removed.
-
-    A note is whatever a bot chose to say about its decision; its owner may want it kept
-    from rivals. The header's seed, were one ever written, is removed too.
-    """
-    out = []
-    for number, line in enumerate(data.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError as e:
-            raise LeagueError(f"line {number} of the stored replay is not JSON ({e})") from e
-        if not isinstance(record, dict):
-            raise LeagueError(f"line {number} of the stored replay is not a JSON object")
-        kind = record.get("type")
-        if kind == "action" and "note" in record and record.get("seat") not in visible_seats:
-            del record["note"]
-        elif kind == "header":
-            record.pop("seed", None)
-        out.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
-    return ("\n".join(out) + "\n").encode("utf-8") if out else b""
+    return {"name": account.name, "role": account.role.value, "created": iso(account.created)}
 
 
 @contextmanager

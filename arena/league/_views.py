@@ -1,0 +1,260 @@
+"""What the league shows of its bots, versions and matches: one shape for the API and the pages.
+
+The JSON-ready dictionaries here are what ``GET /api/v1/…`` returns and what the web pages
+render (``arena.web``), so a page never shows more than the API would to the same caller:
+
+- :func:`may_see` decides what only a bot's owner and the league's admins see (validation
+  steps and logs, sources, the debug notes in replays);
+- :func:`match_json` never holds a match's seed, nor where its seats' logs are;
+- :func:`replayable_match` serves a replay only once its whole duplicate group is over (the
+  group's matches share their deals);
+- :func:`filter_replay` removes the debug notes of the seats the caller may not see.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import and_, select
+from sqlalchemy.orm import Session
+
+from arena.league._accounts import Account, Role, User
+from arena.league._bots import Bot, BotVersion, VersionStatus
+from arena.league._errors import Conflict, LeagueError, NotFound
+from arena.league._matches import Match, MatchSeat, MatchStatus
+from arena.league._versions import StepInfo, VersionInfo
+
+__all__ = [
+    "JSON",
+    "bot_list",
+    "bot_row",
+    "filter_replay",
+    "iso",
+    "match_json",
+    "match_list",
+    "match_seats",
+    "may_see",
+    "replayable_match",
+    "step_json",
+    "version_json",
+]
+
+JSON = dict[str, Any]
+
+# Keys of a stored result that are never shown: the deal's seed (secret until the whole
+# group is over, and not needed after) and the hashes of the seats' private logs.
+_HIDDEN_RESULT_KEYS = frozenset({"seed", "logs"})
+
+
+def may_see(account: Account | None, owner: str) -> bool:
+    """Whether ``account`` sees what only the owner ``owner`` (and admins) may see."""
+    return account is not None and (account.role is Role.ADMIN or account.name == owner)
+
+
+def iso(value: Any) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def step_json(step: StepInfo) -> JSON:
+    return {
+        "step": step.step.value,
+        "outcome": None if step.outcome is None else step.outcome.value,
+        "detail": step.detail,
+        "log": step.log_sha256 is not None,
+        "started": iso(step.started),
+        "finished": iso(step.finished),
+    }
+
+
+def version_json(info: VersionInfo, *, private: bool) -> JSON:
+    """A version as the API shows it; ``private`` adds what only its owner and admins see."""
+    out: JSON = {
+        "bot": info.bot,
+        "owner": info.owner,
+        "number": info.number,
+        "status": info.status.value,
+        "created": iso(info.created),
+        "rating": {"mu": info.rating_mu, "sigma": info.rating_sigma},
+        "parent": info.parent,
+        "activate": info.activate,
+    }
+    if private:
+        out["source_sha256"] = info.source_sha256
+        out["reason"] = info.reason
+        out["steps"] = [step_json(s) for s in info.steps]
+    return out
+
+
+def bot_row(session: Session, name: str) -> JSON:
+    """The bot ``name``: owner, state, its active version and that version's rating."""
+    rows = _bots_query(session, Bot.name == name)
+    if not rows:
+        raise NotFound(f"no bot named {name!r}")
+    return rows[0]
+
+
+def bot_list(session: Session) -> list[JSON]:
+    return _bots_query(session, None)
+
+
+def _bots_query(session: Session, where: Any) -> list[JSON]:
+    active = and_(BotVersion.bot_id == Bot.id, BotVersion.status == VersionStatus.ACTIVE)
+    query = (
+        select(Bot, User.name, BotVersion)
+        .join(User, Bot.owner_id == User.id)
+        .outerjoin(BotVersion, active)
+        .order_by(Bot.name)
+    )
+    if where is not None:
+        query = query.where(where)
+    out = []
+    for bot, owner, version in session.execute(query):
+        out.append(
+            {
+                "name": bot.name,
+                "owner": owner,
+                "disabled": bot.disabled,
+                "created": iso(bot.created),
+                "active": None
+                if version is None
+                else {
+                    "number": version.number,
+                    "rating": {"mu": version.rating_mu, "sigma": version.rating_sigma},
+                },
+            }
+        )
+    return out
+
+
+def match_seats(session: Session, match_ids: Sequence[int]) -> dict[int, list[JSON]]:
+    """The seats of each match, seat 0 first: bot, owner, version and, once counted, result."""
+    out: dict[int, list[JSON]] = {m: [] for m in match_ids}
+    if not match_ids:
+        return out
+    query = (
+        select(MatchSeat, BotVersion.number, Bot.name, User.name)
+        .join(BotVersion, MatchSeat.version_id == BotVersion.id)
+        .join(Bot, BotVersion.bot_id == Bot.id)
+        .join(User, Bot.owner_id == User.id)
+        .where(MatchSeat.match_id.in_(match_ids))
+        .order_by(MatchSeat.match_id, MatchSeat.seat)
+    )
+    for seat, number, bot, owner in session.execute(query):
+        rated = seat.mu_after is not None and seat.sigma_after is not None
+        out[seat.match_id].append(
+            {
+                "seat": seat.seat,
+                "bot": bot,
+                "owner": owner,
+                "version": number,
+                "place": seat.place,
+                "chips": seat.chips,
+                "luck": seat.luck,
+                "rating_after": {"mu": seat.mu_after, "sigma": seat.sigma_after} if rated else None,
+            }
+        )
+    return out
+
+
+def match_json(match: Match, seats: list[JSON]) -> JSON:
+    """A match as the API shows it: never its seed, nor where its seats' logs are."""
+    result = None
+    if match.result is not None:
+        result = {k: v for k, v in match.result.items() if k not in _HIDDEN_RESULT_KEYS}
+    return {
+        "id": match.id,
+        "status": match.status.value,
+        "created": iso(match.created),
+        "finished": iso(match.finished_at),
+        "group": match.group_id,
+        "rotation": match.rotation,
+        "attempts": match.attempts,
+        "seats": seats,
+        "result": result,
+        "replay": match.replay_sha256 is not None,
+    }
+
+
+def match_list(
+    session: Session,
+    *,
+    bot: str | None,
+    status: MatchStatus | None,
+    limit: int,
+    before: int | None,
+) -> list[JSON]:
+    query = select(Match).order_by(Match.id.desc()).limit(limit)
+    if bot is not None:
+        bot_id = session.scalar(select(Bot.id).where(Bot.name == bot))
+        if bot_id is None:
+            raise NotFound(f"no bot named {bot!r}")
+        played = (
+            select(MatchSeat.match_id)
+            .join(BotVersion, MatchSeat.version_id == BotVersion.id)
+            .where(BotVersion.bot_id == bot_id)
+        )
+        query = query.where(Match.id.in_(played))
+    if status is not None:
+        query = query.where(Match.status == status)
+    if before is not None:
+        query = query.where(Match.id < before)
+    rows = list(session.scalars(query))
+    seats = match_seats(session, [m.id for m in rows])
+    return [match_json(m, seats[m.id]) for m in rows]
+
+
+def replayable_match(session: Session, match_id: int) -> Match:
+    """The match ``match_id`` if its replay may be shown now.
+
+    Raises:
+        NotFound: no such match, or it finished without a replay.
+        Conflict: it, or another match of its duplicate group, is not finished yet.
+    """
+    match = session.get(Match, match_id)
+    if match is None:
+        raise NotFound(f"no match {match_id}")
+    if match.status is not MatchStatus.FINISHED:
+        raise Conflict(
+            f"match {match_id} is {match.status.value}: its replay comes when it is finished"
+        )
+    if match.group_id is not None:
+        unfinished = session.scalar(
+            select(Match.id)
+            .where(Match.group_id == match.group_id, Match.status != MatchStatus.FINISHED)
+            .limit(1)
+        )
+        if unfinished is not None:
+            raise Conflict(
+                f"match {match_id} shares its deals with match {unfinished}, not finished yet:"
+                " its replay comes when every match of its duplicate group is over"
+            )
+    if match.replay_sha256 is None:
+        raise NotFound(f"match {match_id} has no replay")
+    return match
+
+
+def filter_replay(data: bytes, visible_seats: set[int]) -> bytes:
+    """A replay with the debug notes of every seat not in ``visible_seats`` removed.
+
+    A note is whatever a bot chose to say about its decision; its owner may want it kept
+    from rivals. The header's seed, were one ever written, is removed too.
+    """
+    out = []
+    for number, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError as e:
+            raise LeagueError(f"line {number} of the stored replay is not JSON ({e})") from e
+        if not isinstance(record, dict):
+            raise LeagueError(f"line {number} of the stored replay is not a JSON object")
+        kind = record.get("type")
+        if kind == "action" and "note" in record and record.get("seat") not in visible_seats:
+            del record["note"]
+        elif kind == "header":
+            record.pop("seed", None)
+        out.append(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
+    return ("\n".join(out) + "\n").encode("utf-8") if out else b""
