@@ -8,6 +8,9 @@ Hierarchy::
     ├── PlanError               ladder parameters that cannot be planned, or a --resume that
     │                           does not match the run it resumes
     ├── ResultsError            an output directory that cannot be read or written
+    ├── ViewerError             a stored replay the web's viewer cannot show (also a
+    │   │                       ValueError; ``arena/web/_viewer.py``)
+    │   └── NoSuchHand          a hand the replay does not have
     └── LeagueError             a league request refused or failed; its subclasses, each
                                 with an HTTP ``status_code``, are in ``arena/league/_errors.py``
 

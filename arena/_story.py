@@ -24,7 +24,15 @@ from flipflop import (
     hand_total,
 )
 
-__all__ = ["tell"]
+__all__ = [
+    "describe_action",
+    "ending",
+    "fault_text",
+    "note_text",
+    "player_names",
+    "settlement_lines",
+    "tell",
+]
 
 _NAME_LIMIT = 40
 _NOTE_LIMIT = 500
@@ -45,33 +53,49 @@ _ENDINGS = {
 }
 
 
-def _settlement(r: HandResult, names: list[str]) -> Iterator[str]:
+def ending(r: HandResult, names: list[str]) -> str:
+    """How hand ``r`` ended, in words ("greedy goes out")."""
     who = names[r.ender] if r.ender is not None else "someone"
-    yield "  " + _ENDINGS[r.termination].format(who=who)
+    return _ENDINGS[r.termination].format(who=who)
+
+
+def settlement_lines(r: HandResult, names: list[str]) -> list[str]:
+    """The settlement of hand ``r`` in words, one line each, the :func:`ending` first.
+
+    Then the hands shown, each pot's winners (or the chips carried over), the net changes,
+    the bankrolls and who was eliminated. ``names`` must already be cleaned.
+    """
+    lines = [ending(r, names)]
     if any(h is not None for h in r.shown_hands):
         shown = [
             f"{names[s]} {_cards(h)} ({r.totals[s]})"
             for s, h in enumerate(r.shown_hands)
             if h is not None
         ]
-        yield "  shown: " + "; ".join(shown)
+        lines.append("shown: " + "; ".join(shown))
     for pot in (Pot.GAME, Pot.FLIP, Pot.FLOP):
         wins = [p for p in r.payments if p.pot is pot and p.reason == "win"]
         if wins:
             got = ", ".join(f"{names[p.seat]} +{-p.amount}" for p in wins)
-            yield f"  {pot.value} pot: {got}"
+            lines.append(f"{pot.value} pot: {got}")
         elif pot is not Pot.GAME:
             carried = r.carried.flip if pot is Pot.FLIP else r.carried.flop
-            yield f"  {pot.value} pot: nobody eligible holds the suit, {carried} carried over"
+            lines.append(f"{pot.value} pot: nobody eligible holds the suit, {carried} carried over")
     deltas = ", ".join(f"{names[s]} {d:+d}" for s, d in enumerate(r.deltas) if d)
-    yield f"  net: {deltas or 'no change'}"
-    yield "  bankrolls: " + ", ".join(f"{names[s]} {b}" for s, b in enumerate(r.bankrolls))
+    lines.append(f"net: {deltas or 'no change'}")
+    lines.append("bankrolls: " + ", ".join(f"{names[s]} {b}" for s, b in enumerate(r.bankrolls)))
     if r.eliminated:
-        yield "  eliminated: " + ", ".join(names[s] for s in r.eliminated)
+        lines.append("eliminated: " + ", ".join(names[s] for s in r.eliminated))
+    return lines
 
 
-def _describe(st: MatchState, seat: int, rec: dict[str, Any], names: list[str]) -> str:
-    """Apply one recorded action to ``st`` and describe it."""
+def describe_action(st: MatchState, seat: int, rec: dict[str, Any], names: list[str]) -> str:
+    """Apply the recorded action ``rec`` of ``seat`` to ``st`` and describe it in words.
+
+    The description names the cards as the referee saw them (a stock draw's card too); the
+    bot's note and any fault are not part of it (see :func:`note_text`, :func:`fault_text`).
+    Raises what :meth:`MatchState.apply` raises for an action the rules refuse.
+    """
     action = action_from_dict(rec)
     before = st.hands[seat]
     top = DECK[st.discard[-1]] if st.discard else None
@@ -80,34 +104,53 @@ def _describe(st: MatchState, seat: int, rec: dict[str, Any], names: list[str]) 
     who = names[seat]
     kind = action.kind
     if kind is ActionKind.DROP:
-        text = f"{who} drops"
-    elif kind is ActionKind.DRAW_STOCK:
+        return f"{who} drops"
+    if kind is ActionKind.DRAW_STOCK:
         drawn = cards_of(st.hands[seat] & ~before) if st.hand_number == rec["hand"] else ()
-        text = f"{who} draws {_cards(drawn)} from the stock"
-    elif kind is ActionKind.DRAW_DISCARD:
-        text = f"{who} takes {top} from the discard pile"
-    elif kind is ActionKind.MELD:
+        return f"{who} draws {_cards(drawn)} from the stock"
+    if kind is ActionKind.DRAW_DISCARD:
+        return f"{who} takes {top} from the discard pile"
+    if kind is ActionKind.MELD:
         text = f"{who} melds {_cards(action.cards)}"
         if spreads_before != len(st.spread_masks) or st.hand_number != rec["hand"]:
             text += f" (spread {spreads_before})"
-    elif kind is ActionKind.LAY_OFF:
-        text = f"{who} lays {_cards(action.cards)} off on spread {action.target}"
-    else:
-        text = f"{who} discards {_cards(action.cards)}"
-    extra = []
-    if rec.get("note"):
-        extra.append(f"note: {clean(str(rec['note']), _NOTE_LIMIT)}")
-    if rec.get("fault"):
-        extra.append(f"FAULT {clean(str(rec['fault']), _NOTE_LIMIT)}")
+        return text
+    if kind is ActionKind.LAY_OFF:
+        return f"{who} lays {_cards(action.cards)} off on spread {action.target}"
+    return f"{who} discards {_cards(action.cards)}"
+
+
+def note_text(rec: dict[str, Any]) -> str | None:
+    """The bot's debug note of action record ``rec``, cleaned and cut; None if it has none."""
+    return clean(str(rec["note"]), _NOTE_LIMIT) if rec.get("note") else None
+
+
+def fault_text(rec: dict[str, Any]) -> str | None:
+    """What went wrong with action record ``rec``, cleaned and cut; None if nothing did."""
+    return clean(str(rec["fault"]), _NOTE_LIMIT) if rec.get("fault") else None
+
+
+def _describe(st: MatchState, seat: int, rec: dict[str, Any], names: list[str]) -> str:
+    """Apply one recorded action to ``st`` and describe it, with its note and fault."""
+    text = describe_action(st, seat, rec, names)
+    note, fault = note_text(rec), fault_text(rec)
+    extra = [f"note: {note}"] if note else []
+    if fault:
+        extra.append(f"FAULT {fault}")
     return text + (f"   [{'; '.join(extra)}]" if extra else "")
+
+
+def player_names(rep: Replay) -> list[str]:
+    """A cleaned display name per seat (``seat i`` where the replay names nobody)."""
+    return [clean(str(p), _NAME_LIMIT) for p in rep.players] or [
+        f"seat {i}" for i in range(rep.config.seats)
+    ]
 
 
 def tell(rep: Replay, hand: int | None = None) -> Iterator[str]:
     """Lines telling the match (or just hand ``hand``)."""
     st = rep.new_state()
-    names = [clean(str(p), _NAME_LIMIT) for p in rep.players] or [
-        f"seat {i}" for i in range(rep.config.seats)
-    ]
+    names = player_names(rep)
     cfg = rep.config
 
     def wanted(h: int) -> bool:
@@ -133,7 +176,7 @@ def tell(rep: Replay, hand: int | None = None) -> Iterator[str]:
                 if r.hand_number not in headed:
                     yield ""
                     yield f"Hand {r.hand_number}: dealer {names[r.dealer]}, flip card {r.flip_card}"
-                yield from _settlement(r, names)
+                yield from ("  " + line for line in settlement_lines(r, names))
             told += 1
         if st.is_over:
             break

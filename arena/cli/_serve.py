@@ -168,7 +168,7 @@ def serve(
     # Imported here: the web stack is needed by this command alone.
     import uvicorn
 
-    from arena.league._api import create_app
+    from arena.web import create_site
 
     setup_logging(log_level.upper())
     if sandbox == "process-unsafe":
@@ -186,10 +186,11 @@ def serve(
             max_per_version=max_per_version,
             scheduling=schedule,
         )
-        app = create_app(
+        app = create_site(
             opened,
             executor_status=service.status,
             metrics=lambda: metrics_text(opened, service.status),
+            progress=service.live_replays,
         )
         run_with(app, service, grace)
         # Bound before anything starts: a port in use ends here, before a match is played,

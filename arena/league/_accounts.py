@@ -30,6 +30,7 @@ __all__ = [
     "Role",
     "User",
     "authenticate",
+    "authenticate_digest",
     "create_user",
     "disable_user",
     "find_user",
@@ -219,10 +220,21 @@ def authenticate(
             all, so the answer says nothing about which tokens exist).
         Forbidden: the token is valid but its account is disabled.
     """
-    refused = NotAuthenticated("invalid or expired API token")
     if not _TOKEN.match(token):
-        raise refused
-    digest = hash_token(key, token)
+        raise NotAuthenticated("invalid or expired API token")
+    return authenticate_digest(session, hash_token(key, token), now=now)
+
+
+def authenticate_digest(
+    session: Session, digest: str, *, now: dt.datetime | None = None
+) -> Account:
+    """The account of the token whose keyed hash is ``digest`` (a web session holds it).
+
+    Raises:
+        NotAuthenticated: an unknown, revoked or expired token.
+        Forbidden: its account is disabled.
+    """
+    refused = NotAuthenticated("invalid or expired API token")
     row = session.execute(
         select(ApiToken, User)
         .join(User, ApiToken.user_id == User.id)

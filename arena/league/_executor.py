@@ -150,6 +150,8 @@ class _Job:
     cancel: threading.Event = dataclasses.field(default_factory=threading.Event)
     lost: threading.Event = dataclasses.field(default_factory=threading.Event)
     """Set by the heartbeat when the match's lease is gone: its result would count nowhere."""
+    replay: Path | None = None
+    """Where the match's replay is written as it is played (the live page reads it)."""
 
 
 @dataclass
@@ -316,6 +318,15 @@ class LocalExecutor:
             "match_seconds": round(tally.match_seconds, 3),
         }
 
+    def live_replays(self) -> dict[int, Path]:
+        """Where each match being played here writes its replay (``arena.web``'s live page)."""
+        jobs = [slot.job for slot in self._slots]
+        return {
+            j.match: j.replay
+            for j in jobs
+            if j is not None and j.match is not None and j.replay is not None
+        }
+
     # ------------------------------------------------------------------ slots
 
     def _run_slot(self, slot: _Slot) -> None:
@@ -372,9 +383,9 @@ class LocalExecutor:
         )
 
     def _play(self, slot: _Slot, claimed: ClaimedMatch) -> None:
-        job = _Job(match=claimed.id)
-        slot.job = job
         scratch = Path(tempfile.mkdtemp(dir=self.workdir, prefix=f"m{claimed.id}-"))
+        job = _Job(match=claimed.id, replay=scratch / "replay.jsonl")
+        slot.job = job
         try:
             outcome = self._play_match(slot, claimed, job, scratch)
         finally:

@@ -106,6 +106,7 @@ if TYPE_CHECKING:
     from arena._runner import MatchRecord
 
 __all__ = [
+    "RATING_POINTS",
     "RECENT_MATCHES",
     "RECENT_WINDOW",
     "RESULTS_COUNTER",
@@ -114,6 +115,7 @@ __all__ = [
     "Counter",
     "HeadToHead",
     "LeaderRow",
+    "RatingPoint",
     "RecentMatch",
     "SeatSummary",
     "StatusInfo",
@@ -122,6 +124,7 @@ __all__ = [
     "bot_page_data",
     "leaderboard",
     "league_status",
+    "rating_history",
     "recompute_ratings",
     "record_abandoned",
     "record_result",
@@ -957,6 +960,57 @@ def league_status(session: Session, *, now: dt.datetime | None = None) -> Status
 
 RECENT_MATCHES = 20
 """How many of a bot's latest finished matches its page shows."""
+RATING_POINTS = 400
+"""How many of a bot's latest rating updates its rating chart shows."""
+
+
+@dataclass(frozen=True, slots=True)
+class RatingPoint:
+    """A bot's rating right after one of its counted matches (its page's chart).
+
+    Attributes:
+        match: the match.
+        version: the version of the bot that played it.
+        finished: when it finished (UTC).
+        mu: the version's rating ``mu`` after it.
+        sigma: its ``sigma`` after it.
+    """
+
+    match: int
+    version: int
+    finished: dt.datetime | None
+    mu: float
+    sigma: float
+
+
+def rating_history(session: Session, bot: str, *, limit: int = RATING_POINTS) -> list[RatingPoint]:
+    """The ratings of ``bot``'s versions after each of its latest counted matches, oldest first.
+
+    Raises:
+        NotFound: no bot of that name.
+    """
+    bot_id = session.scalar(select(Bot.id).where(Bot.name == bot))
+    if bot_id is None:
+        raise NotFound(f"no bot named {bot!r}")
+    rows = session.execute(
+        select(
+            Match.id,
+            BotVersion.number,
+            Match.finished_at,
+            MatchSeat.mu_after,
+            MatchSeat.sigma_after,
+        )
+        .join(MatchSeat, MatchSeat.match_id == Match.id)
+        .join(BotVersion, MatchSeat.version_id == BotVersion.id)
+        .where(BotVersion.bot_id == bot_id, MatchSeat.mu_after.is_not(None))
+        .order_by(Match.result_seq.desc())
+        .limit(limit)
+    ).all()
+    return [
+        RatingPoint(m, v, f, float(mu), float(sg))
+        for m, v, f, mu, sg in reversed(rows)
+        if mu is not None and sg is not None
+    ]
 
 
 @dataclass(frozen=True, slots=True)

@@ -153,6 +153,10 @@ class LeagueService:
         if self._own_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
+    def live_replays(self) -> dict[int, Path]:
+        """Where each match being played here writes its replay (the live page's progress)."""
+        return self.executor.live_replays()
+
     def status(self) -> dict[str, Any]:
         """What the service is doing: the executor's status and the scheduler's counts."""
         with self._lock:
