@@ -131,6 +131,9 @@ class Card:
     @staticmethod
     def parse(text: str) -> Card:
         """Parse ``10♥``, ``10h``, ``Th``, ``th`` or ``AS``; else raise MalformedActionError."""
+        known = _BY_TEXT.get(text)
+        if known is not None:  # the usual spellings (replays, str(card)), without parsing
+            return known
         t = text.strip()
         if len(t) < 2:
             raise MalformedActionError(f"not a card: {text!r}")
@@ -154,6 +157,12 @@ class Card:
 
 DECK: tuple[Card, ...] = tuple(Card(Suit(i // 13), Rank(i % 13 + 1)) for i in range(52))
 """The 52 cards in engine order (♣A … ♣K, ♦A … ♠K)."""
+
+_BY_TEXT: dict[str, Card] = {
+    **{f"{_RANK_CHARS[c.rank - 1]}{'cdhs'[c.suit]}": c for c in DECK},
+    **{str(c): c for c in DECK},
+}
+"""Each card by its replay code (``Th``) and as it prints (``10♥``): parsing's fast path."""
 
 FULL_MASK = (1 << 52) - 1
 SUIT_MASK = 0x1FFF
