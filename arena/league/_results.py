@@ -123,6 +123,7 @@ __all__ = [
     "VersionSummary",
     "bot_page_data",
     "leaderboard",
+    "leaderboard_state",
     "league_status",
     "rating_history",
     "recompute_ratings",
@@ -703,6 +704,39 @@ def _schedulable() -> Any:
     )
 
 
+def leaderboard_state(session: Session) -> tuple[Any, ...]:
+    """A value that changes whenever :func:`leaderboard` would answer differently.
+
+    Three small reads instead of the leaderboard's: the counters of counted and void results
+    (each changes every row's figures it touches), the active versions with their ratings
+    (activation, rollback, a recomputation of ratings), and the disabled bots and users.
+    The web pages keep the leaderboard while it is unchanged.
+    """
+    counters = tuple(
+        session.execute(
+            select(Counter.name, Counter.value)
+            .where(Counter.name.in_((RESULTS_COUNTER, VOID_COUNTER)))
+            .order_by(Counter.name)
+        ).all()
+    )
+    versions = session.execute(
+        select(
+            func.count(),
+            func.sum(BotVersion.id),
+            func.sum(BotVersion.id * BotVersion.id),
+            func.sum(BotVersion.rating_mu),
+            func.sum(BotVersion.rating_sigma),
+        ).where(BotVersion.status == VersionStatus.ACTIVE)
+    ).one()
+    bots = session.execute(
+        select(func.count(), func.sum(Bot.id)).where(Bot.disabled.is_(True))
+    ).one()
+    users = session.execute(
+        select(func.count(), func.sum(User.id)).where(User.disabled.is_(True))
+    ).one()
+    return (counters, tuple(versions), tuple(bots), tuple(users))
+
+
 def leaderboard(session: Session) -> list[LeaderRow]:
     """The league's standings: one row per active version of an enabled bot and owner.
 
@@ -1124,8 +1158,12 @@ class BotPage:
     head_to_head: tuple[HeadToHead, ...]
 
 
-def bot_page_data(session: Session, bot: str, *, recent: int = RECENT_MATCHES) -> BotPage:
+def bot_page_data(
+    session: Session, bot: str, *, recent: int = RECENT_MATCHES, opponents: int | None = None
+) -> BotPage:
     """Everything a bot's page shows: versions, latest matches, places, head-to-head.
+
+    ``opponents`` keeps the head-to-head to the bots met most (None: every bot met).
 
     Raises:
         NotFound: no bot of that name.
@@ -1179,7 +1217,7 @@ def bot_page_data(session: Session, bot: str, *, recent: int = RECENT_MATCHES) -
         created=created,
         versions=versions,
         recent=_recent(session, ids, recent),
-        head_to_head=_head_to_head(session, ids),
+        head_to_head=_head_to_head(session, ids, opponents),
     )
 
 
@@ -1239,8 +1277,10 @@ def _recent(session: Session, versions: Sequence[int], limit: int) -> tuple[Rece
     )
 
 
-def _head_to_head(session: Session, versions: Sequence[int]) -> tuple[HeadToHead, ...]:
-    """The bot's counted meetings with every other bot, most meetings first."""
+def _head_to_head(
+    session: Session, versions: Sequence[int], limit: int | None = None
+) -> tuple[HeadToHead, ...]:
+    """The bot's counted meetings with every other bot (the ``limit`` met most), most first."""
     me, them = aliased(MatchSeat), aliased(MatchSeat)
     opponent_version, opponent, owner = aliased(BotVersion), aliased(Bot), aliased(User)
     rows = session.execute(
@@ -1262,6 +1302,8 @@ def _head_to_head(session: Session, versions: Sequence[int]) -> tuple[HeadToHead
             them.version_id.not_in(versions),
         )
         .group_by(opponent.id, opponent.name, owner.name)
+        .order_by(func.count().desc(), opponent.name)
+        .limit(limit)
     ).all()
     out = [
         HeadToHead(name, owner_name, int(n), int(ahead), int(behind), int(n - ahead - behind))

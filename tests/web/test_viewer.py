@@ -17,7 +17,13 @@ import pytest
 
 from arena._text import clean
 from arena.league._views import filter_replay
-from arena.web._viewer import NoSuchHand, ViewerError, hand_frames, match_timeline
+from arena.web._viewer import (
+    NoSuchHand,
+    ViewerError,
+    hand_frames,
+    match_timeline,
+    match_timeline_json,
+)
 from flipflop import (
     MatchConfig,
     MatchInfo,
@@ -414,3 +420,9 @@ def test_an_unfinished_replay_shows_its_finished_hands(match: Played) -> None:
     assert t["result"] is None
     with pytest.raises(NoSuchHand):
         hand_frames("".join(lines[:cut]).encode(), 6)
+
+
+def test_the_timeline_as_json_is_the_timeline(match: Played) -> None:
+    """match_timeline_json (what the route sends, encoded once) decodes to match_timeline."""
+    assert match_timeline(match.data) == json.loads(match_timeline_json(match.data))
+    assert match_timeline_json(match.data) is match_timeline_json(match.data)
