@@ -1,12 +1,12 @@
-"""``arena league serve``: the league's HTTP API, scheduler and match execution in one process.
+"""``arena league serve``: the league's pages, API, scheduler and match execution in one process.
 
-The API (``create_app``) runs under uvicorn; the :class:`~arena.league.LeagueService`
-(scheduler, requeue, executor) starts once the application has started and stops before it
-ends, in the application's lifespan. SIGTERM or Ctrl-C stops the server gracefully: no new
-connection, no new match; running matches get ``--grace`` seconds to finish and be
-recorded, and those still running then go back to the queue. Whatever is killed harder
-(SIGKILL, a power cut) loses nothing either: the leases of its matches run out and another
-server, or this one restarted, plays them again.
+The site (``arena.web.create_site``: the web pages and the API) runs under uvicorn; the
+:class:`~arena.league.LeagueService` (scheduler, requeue, executor) starts once the
+application has started and stops before it ends, in the application's lifespan. SIGTERM or
+Ctrl-C stops the server gracefully: no new connection, no new match; running matches get
+``--grace`` seconds to finish and be recorded, and those still running then go back to the
+queue. Whatever is killed harder (SIGKILL, a power cut) loses nothing either: the leases of
+its matches run out and another server, or this one restarted, plays them again.
 
 Logs are JSON lines on standard error (``docs/league.md``).
 """
@@ -152,7 +152,7 @@ def serve(
     schedule: bool,
     log_level: str,
 ) -> None:
-    """Serve the league in DIRECTORY: its API, scheduler and matches, at http://HOST:PORT.
+    """Serve the league in DIRECTORY: its web pages, API, scheduler and matches, at http://HOST:PORT.
 
     DIRECTORY defaults to $ARENA_LEAGUE, else the current directory. Bots run in the Docker
     sandbox; --sandbox process-unsafe runs them as plain processes, for a league of bots you
