@@ -599,3 +599,28 @@ def test_the_leaderboard_follows_every_change_of_the_standings(
         else:
             counter.value += 1
     assert '<td class="num">777</td>' in browser.get("/").text
+
+
+def test_an_owner_rolls_back_to_a_retired_version_from_its_page(
+    site: Site, browser: httpx.Client, tmp_path: Path
+) -> None:
+    """Bob's gamma v2 is active, v1 retired: v1's page offers the rollback, and it works."""
+    from arena.league._versions import activate_version, get_version
+
+    bot = tmp_path / "bot"
+    shutil.copytree(REPO / "bots" / "random", bot, ignore=shutil.ignore_patterns("__pycache__"))
+    (bot / "V3").write_text("gamma 2\n")
+    with unit_of_work(site.league.sessions) as session:
+        second = submit_version(session, site.league, "bob", "gamma", pack_bot(bot), now=NOW)
+        _steps(session, site.league, second.version.id, VersionStatus.RETIRED)
+        activate_version(session, "gamma", second.version.number)
+        assert VersionStatus.RETIRED is get_version(session, "gamma", 1).status
+    sign_in(browser, site.tokens["bob"])
+    page = browser.get("/bots/gamma/versions/1")
+    assert 'action="/bots/gamma/versions/1/activate"' in page.text
+    answer = browser.post("/bots/gamma/versions/1/activate", data={"csrf": csrf_of(page)})
+    assert 303 == answer.status_code
+    with unit_of_work(site.league.sessions) as session:
+        assert VersionStatus.ACTIVE is get_version(session, "gamma", 1).status
+        assert VersionStatus.RETIRED is get_version(session, "gamma", 2).status
+    assert "status-active" in browser.get("/bots/gamma/versions/1").text
