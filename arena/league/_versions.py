@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
 import io
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -50,11 +51,11 @@ from arena.league._bots import (
     inherited_rating,
 )
 from arena.league._db import utcnow
-from arena.league._errors import Conflict, Forbidden, LeagueError, NotFound
+from arena.league._errors import ArtifactError, Conflict, Forbidden, LeagueError, NotFound
 from arena.league._home import League
 from arena.league._results import VersionStats
 from arena.league._submissions import take_submission
-from arena.league._uploads import _spool, unpack_upload
+from arena.league._uploads import UploadLimits, _spool, unpack_upload
 from flipflop import BotManifest, read_manifest
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
     "Submitted",
     "VersionInfo",
     "activate_version",
+    "cached_source",
     "claim_validation",
     "forget_steps",
     "get_version",
@@ -431,16 +433,39 @@ def source_dir(league: League, sha256: str) -> Path:
         ArtifactError: the archive is not in the store, or its bytes are not its hash.
         UploadRejected: the archive no longer passes the league's upload limits.
     """
+    return cached_source(
+        league.home / "cache" / "sources",
+        sha256,
+        lambda: league.artifacts.get(sha256),
+        league.config.uploads,
+    )
+
+
+def cached_source(
+    cache: Path, sha256: str, fetch: Callable[[], bytes], limits: UploadLimits
+) -> Path:
+    """The source of archive ``sha256`` unpacked under ``cache/SHA256``, fetched only once.
+
+    ``fetch`` gives the archive's bytes (the artifact store's, or a fleet worker's download
+    from the league), checked against ``sha256`` before they are unpacked with ``limits``
+    into a temporary directory beside the final one and renamed into place (see
+    :func:`source_dir`).
+
+    Raises:
+        ArtifactError: ``sha256`` is no digest, or the bytes fetched are not its.
+        UploadRejected: the archive does not pass ``limits``.
+    """
     check_digest(sha256)
-    cache = league.home / "cache" / "sources"
     final = cache / sha256
     if final.is_dir():
         return final
     cache.mkdir(mode=0o700, parents=True, exist_ok=True)
-    data = league.artifacts.get(sha256)
+    data = fetch()
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise ArtifactError(f"the archive fetched as {sha256} has other bytes")
     scratch = Path(tempfile.mkdtemp(dir=cache, prefix=f".{sha256[:12]}-"))
     try:
-        unpack_upload(io.BytesIO(data), scratch, league.config.uploads)
+        unpack_upload(io.BytesIO(data), scratch, limits)
         scratch.chmod(0o755)
         try:
             os.rename(scratch, final)
