@@ -11,7 +11,7 @@ from arena._runner import TimeControl
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["runtime_option", "sandbox_option", "time_options"]
+__all__ = ["league_sandbox_option", "runtime_option", "sandbox_option", "time_options"]
 
 _CLOCK_DEFAULTS = TimeControl()
 
@@ -26,6 +26,18 @@ def sandbox_option(f: F) -> F:
         help="Where bots run: a Docker container each (docker), a limited child process "
         "(process: weaker isolation, for your own bots), or Docker when an engine answers "
         "and the process sandbox otherwise (auto).",
+    )(f)
+
+
+def league_sandbox_option(f: F) -> F:
+    """``--sandbox docker|process-unsafe``: where a league's bots run (server and workers)."""
+    return click.option(
+        "--sandbox",
+        type=click.Choice(["docker", "process-unsafe"]),
+        default="docker",
+        show_default=True,
+        help="Where bots run: a locked-down Docker container each; or process-unsafe, a plain "
+        "child process, with NO protection from the bots: only for bots you trust.",
     )(f)
 
 

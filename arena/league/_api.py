@@ -53,6 +53,7 @@ from arena import __version__
 from arena.league._accounts import Account, Role, User, authenticate
 from arena.league._bots import Bot, BotVersion, StepKind, VersionStatus, disable_bot
 from arena.league._db import unit_of_work
+from arena.league._dispatch import FleetRules
 from arena.league._errors import (
     Conflict,
     Forbidden,
@@ -72,6 +73,7 @@ from arena.league._versions import (
     list_versions,
     submit_version,
 )
+from arena.league._worker_api import WORKER_PREFIX, add_worker_routes
 
 __all__ = [
     "API_PREFIX",
@@ -115,8 +117,8 @@ class UnsupportedUpload(UploadRejected):
 def _caller(request: Request) -> Account | None:
     """The account of the request's Bearer token; None without an Authorization header."""
     header = request.headers.get("authorization")
-    if header is None:
-        return None
+    if header is None or request.url.path.startswith(WORKER_PREFIX + "/"):
+        return None  # a worker's routes read a worker's token (``_worker_api.py``)
     scheme, _, token = header.strip().partition(" ")
     if scheme.lower() != "bearer":
         raise NotAuthenticated("invalid or expired API token")
@@ -151,6 +153,7 @@ def create_app(
     *,
     executor_status: Callable[[], Mapping[str, Any]] | None = None,
     metrics: Callable[[], str] | None = None,
+    fleet: FleetRules | None = None,
 ) -> FastAPI:
     """The HTTP API of ``league``.
 
@@ -159,6 +162,8 @@ def create_app(
         executor_status: what the match executor is doing (slots, running matches), added
             to ``GET /api/v1/status`` under ``"executor"``; None when nothing executes here.
         metrics: the Prometheus text of ``GET /metrics``; None serves no ``/metrics``.
+        fleet: the rules and lease of the matches a Celery fleet's workers play, given to
+            them by the workers' routes (``_worker_api.py``); default ``FleetRules()``.
 
     Example::
 
@@ -175,6 +180,7 @@ def create_app(
     )
     app.state.league = league
     _error_handlers(app)
+    add_worker_routes(app, league, fleet or FleetRules())
 
     @app.get(f"{API_PREFIX}/health")
     def health() -> JSONResponse:

@@ -9,7 +9,9 @@ test_crash.py`` kills the whole server with SIGKILL, again and again):
 - the **requeue** puts every running match whose lease ran out back in the queue
   (``requeue_expired``): the matches of a server that died, or of a slot that stalled;
 - the **executor** (:class:`~arena.league._executor.LocalExecutor`) validates versions and
-  plays matches on its slots.
+  plays matches on its slots; with a ``broker``, a
+  :class:`~arena.league._dispatch.CeleryExecutor` hands the matches to a Celery fleet
+  instead (``docs/deploy.md``) and validates versions on the slots.
 
 The scheduler and the requeue run on one housekeeping thread, each at its own interval, each
 in its own short transaction; an error in one round (the database away for a moment) is
@@ -30,6 +32,7 @@ from typing import Any
 
 from arena._runner import TimeControl
 from arena.league._db import unit_of_work, utcnow
+from arena.league._dispatch import DEFAULT_REPUBLISH, CeleryExecutor
 from arena.league._executor import DEFAULT_LEASE, LocalExecutor
 from arena.league._home import League
 from arena.league._matches import requeue_expired
@@ -68,6 +71,10 @@ class LeagueService:
         requeue_every: seconds between two requeue rounds (default: a third of the lease,
             at most 5 s).
         rng: the scheduler's source of random choices (deal seeds are always secret).
+        broker: a Celery broker's URL (``redis://HOST:PORT/N``): the matches are published
+            there for a fleet of ``arena worker`` to play; None plays them on the slots.
+        fleet_sandbox: the sandbox kind the fleet must play matches in (its queue).
+        republish_after: seconds after which the fleet's queued matches are published again.
 
     Example::
 
@@ -97,21 +104,39 @@ class LeagueService:
         schedule_every: float = 1.0,
         requeue_every: float | None = None,
         rng: random.Random | None = None,
+        broker: str | None = None,
+        fleet_sandbox: str = "docker",
+        republish_after: float = DEFAULT_REPUBLISH,
     ) -> None:
         self.league = league
         self._own_workdir = workdir is None
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="ffa-league-"))
-        self.executor = LocalExecutor(
-            league,
-            sandbox,
-            slots=slots,
-            worker=worker,
-            lease=lease,
-            workdir=self.workdir,
-            config=config,
-            clock=clock,
-            validation=validation,
-        )
+        self.executor: LocalExecutor | CeleryExecutor
+        if broker is None:
+            self.executor = LocalExecutor(
+                league,
+                sandbox,
+                slots=slots,
+                worker=worker,
+                lease=lease,
+                workdir=self.workdir,
+                config=config,
+                clock=clock,
+                validation=validation,
+            )
+        else:
+            self.executor = CeleryExecutor(
+                league,
+                sandbox,
+                broker=broker,
+                sandbox_kind=fleet_sandbox,
+                slots=slots,
+                worker=worker,
+                lease=lease,
+                workdir=self.workdir,
+                validation=validation,
+                republish_after=republish_after,
+            )
         self.target_queued = 2 * slots if target_queued is None else target_queued
         self.max_per_version = max_per_version
         self.table_sizes = table_sizes

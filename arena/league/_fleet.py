@@ -1,0 +1,289 @@
+"""The Celery fleet's side: the app, its one task, and how a worker plays a league match.
+
+``arena worker`` runs a Celery worker (Redis broker) whose task ``arena.play_match`` names
+a match by id and nothing more. The task body calls :meth:`FleetPlayer.play`, which talks to
+the league over HTTP with the worker's token (``_worker_api.py``): it claims the match, gets
+its seed and each seat's source by content hash (fetched once, kept unpacked in the
+worker's cache; Docker images are built from it, and kept, by the sandbox), plays it in this
+machine's sandbox while renewing the lease, uploads the replay and the seats' logs, and
+posts the result. The worker never touches the database.
+
+Delivery: JSON messages only; ``acks_late`` with ``reject_on_worker_lost`` (a message is
+acknowledged only when its task returns, so a worker that dies leaves it to the broker,
+which hands it out again after ``visibility_timeout``), one message prefetched per slot.
+Whatever copy of a message comes, the league's claim lets one worker play the match
+(``_dispatch.py``).
+
+Queues: ``matches.docker`` and ``matches.process``, one per sandbox kind; a worker consumes
+only the queue of the sandbox it offers, so it never gets a match it cannot run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import logging
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+import httpx
+from celery import Celery
+
+from arena._runner import MatchCancelled, TimeControl, run_match
+from arena.league._uploads import UploadLimits
+from arena.league._versions import cached_source
+from arena.sandbox import Sandbox
+from flipflop import BotManifest, MatchConfig, read_manifest, to_jsonable
+
+__all__ = [
+    "PLAY_MATCH",
+    "VISIBILITY_TIMEOUT",
+    "WORKER_PREFIX",
+    "FleetApp",
+    "FleetPlayer",
+    "WorkerRefused",
+    "fleet_app",
+    "match_queue",
+]
+
+logger = logging.getLogger(__name__)
+
+PLAY_MATCH = "arena.play_match"
+"""The task that plays one league match: its only argument is the match's id."""
+WORKER_PREFIX = "/api/v1/worker"
+"""Where the league's routes for workers are (``_worker_api.py``)."""
+VISIBILITY_TIMEOUT = 6 * 3600
+"""Seconds before Redis hands an unacknowledged message to another worker: longer than the
+longest match, so that a match still being played is never delivered twice (a second copy
+would find the match claimed, but would hold a slot while it asks)."""
+_RENEWALS = 3
+"""Lease renewals per lease."""
+
+
+class WorkerRefused(Exception):
+    """The league refused this worker's token (401 or 403): it cannot play anything."""
+
+
+class FleetApp(Celery):  # type: ignore[misc]  # celery has no type information
+    """The fleet's Celery app; in a worker, :attr:`player` plays the tasks."""
+
+    player: FleetPlayer | None = None
+
+
+def match_queue(sandbox_kind: str) -> str:
+    """The queue of the matches to be played in sandboxes of ``sandbox_kind``."""
+    return f"matches.{sandbox_kind}"
+
+
+def fleet_app(broker: str) -> FleetApp:
+    """The Celery app of a fleet on ``broker`` (``redis://HOST:PORT/N``), with its task."""
+    app = FleetApp("arena", broker=broker, set_as_current=False)
+    app.conf.update(
+        task_serializer="json",
+        accept_content=["json"],
+        task_ignore_result=True,
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        broker_transport_options={"visibility_timeout": VISIBILITY_TIMEOUT},
+        broker_connection_retry_on_startup=True,
+        broker_connection_max_retries=None,
+        worker_hijack_root_logger=False,
+        worker_send_task_events=False,
+        task_default_queue=match_queue("docker"),
+    )
+
+    @app.task(name=PLAY_MATCH, bind=True, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
+    def play_match(task: Any, match_id: int) -> str:
+        player = task.app.player
+        if player is None:
+            raise RuntimeError("this process is no arena worker: it has no FleetPlayer")
+        return str(player.play(int(match_id)))
+
+    return app
+
+
+class FleetPlayer:
+    """Plays league matches on this machine for the league at ``url``.
+
+    Args:
+        url: the league's base URL (``http://league:8000``).
+        token: this worker's token (``arena league worker add NAME``).
+        sandbox: where the bots run (the caller's: not closed here).
+        workdir: scratch space for sockets, replays and logs (keep its path short).
+        cache: where bots' sources are kept, unpacked, by content hash.
+        timeout: seconds an HTTP call to the league may take.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        sandbox: Sandbox,
+        *,
+        workdir: Path,
+        cache: Path,
+        timeout: float = 60.0,
+    ) -> None:
+        self.sandbox = sandbox
+        self.workdir = workdir
+        self.cache = cache
+        self.http = httpx.Client(
+            base_url=url.rstrip("/") + WORKER_PREFIX,
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=timeout,
+        )
+
+    def close(self) -> None:
+        """Close the HTTP connections."""
+        self.http.close()
+
+    def hello(self) -> str:
+        """Ask the league who this worker is: its name.
+
+        Raises:
+            WorkerRefused: the league refuses the token.
+            httpx.HTTPError: the league cannot be reached.
+        """
+        response = self.http.get("/me")
+        self._refused(response)
+        response.raise_for_status()
+        return str(response.json()["worker"])
+
+    def play(self, match_id: int) -> str:
+        """Claim, play and report the match ``match_id``; what came of it.
+
+        ``taken`` (not queued any more: played, or being played, elsewhere), ``finished``,
+        ``void``, ``discarded`` (the lease was lost before the result was counted), ``lost``
+        (the lease was lost while playing), ``error`` (handed back to the league as a
+        failure of the arena's).
+        """
+        response = self.http.post(f"/matches/{match_id}/claim")
+        self._refused(response)
+        if response.status_code in (404, 409):
+            logger.info("match %d: %s", match_id, response.json()["error"])
+            return "taken"
+        response.raise_for_status()
+        plan: dict[str, Any] = response.json()
+        scratch = Path(tempfile.mkdtemp(dir=self.workdir, prefix=f"m{match_id}-"))
+        try:
+            return self._play(plan, scratch)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def _play(self, plan: dict[str, Any], scratch: Path) -> str:
+        match_id, claim = int(plan["match"]), str(plan["claim"])
+        cancel, lost = threading.Event(), threading.Event()
+        lease = dt.timedelta(seconds=float(plan["lease_s"]))
+        beat = threading.Thread(
+            target=self._renew,
+            args=(match_id, claim, lease, cancel, lost),
+            name=f"lease-m{match_id}",
+            daemon=True,
+        )
+        beat.start()
+        try:
+            bots = [self._manifest(seat) for seat in plan["seats"]]
+            record = run_match(
+                f"m{match_id}",
+                bytes.fromhex(plan["seed"]),
+                bots,
+                MatchConfig(**plan["config"]),
+                sandbox=self.sandbox,
+                workdir=scratch / "w",
+                replay_path=scratch / "replay.jsonl",
+                logs_dir=scratch / "logs",
+                clock=TimeControl(**plan["clock"]),
+                cancel=cancel,
+            )
+            replay = self._upload((scratch / "replay.jsonl").read_bytes())
+            logs = [
+                self._upload(Path(seat.log).read_bytes())
+                if seat.log and Path(seat.log).is_file()
+                else None
+                for seat in record.seats
+            ]
+        except MatchCancelled:
+            logger.warning("match %d: lease lost, given up", match_id)
+            return "lost"
+        except Exception as e:
+            logger.exception("match %d failed by the arena's fault", match_id)
+            self._post(f"/matches/{match_id}/fail", claim, error=f"{type(e).__name__}: {e}")
+            return "error"
+        finally:
+            cancel.set()
+            beat.join()
+        response = self._post(
+            f"/matches/{match_id}/result",
+            claim,
+            record=to_jsonable(record),
+            replay_sha256=replay,
+            logs_sha256=logs,
+        )
+        if response.status_code == 409:
+            logger.warning("match %d: %s", match_id, response.json()["error"])
+            return "discarded"
+        response.raise_for_status()
+        outcome = "void" if record.void else "finished"
+        logger.info("match %d %s in %.2f s", match_id, outcome, record.seconds)
+        return outcome
+
+    def _manifest(self, seat: dict[str, Any]) -> BotManifest:
+        """A seat's manifest, its source fetched from the league into the cache once."""
+        sha256 = str(seat["sha256"])
+
+        def fetch() -> bytes:
+            response = self.http.get(f"/sources/{sha256}")
+            self._refused(response)
+            response.raise_for_status()
+            return response.content
+
+        source = cached_source(self.cache, sha256, fetch, UploadLimits())
+        return dataclasses.replace(read_manifest(source), name=str(seat["name"]))
+
+    def _upload(self, data: bytes) -> str:
+        """Put ``data`` in the league's artifact store; its digest."""
+        digest = hashlib.sha256(data).hexdigest()
+        response = self.http.put(
+            f"/artifacts/{digest}",
+            content=data,
+            headers={"Content-Type": "application/octet-stream"},
+        )
+        self._refused(response)
+        response.raise_for_status()
+        return digest
+
+    def _post(self, path: str, claim: str, **body: Any) -> httpx.Response:
+        response = self.http.post(path, json={"claim": claim, **body})
+        self._refused(response)
+        return response
+
+    def _renew(
+        self,
+        match_id: int,
+        claim: str,
+        lease: dt.timedelta,
+        cancel: threading.Event,
+        lost: threading.Event,
+    ) -> None:
+        """Renew the lease every third of it until ``cancel``; a lost lease cancels the match."""
+        interval = max(lease.total_seconds() / _RENEWALS, 0.05)
+        while not cancel.wait(interval):
+            try:
+                response = self._post(f"/matches/{match_id}/lease", claim)
+            except (httpx.HTTPError, WorkerRefused):  # the next beat tries again
+                logger.exception("renewing the lease of match %d failed", match_id)
+                continue
+            if response.status_code == 409:
+                lost.set()
+                cancel.set()
+                return
+
+    @staticmethod
+    def _refused(response: httpx.Response) -> None:
+        if response.status_code in (401, 403):
+            raise WorkerRefused(f"the league refused this worker: {response.text}")
