@@ -117,6 +117,7 @@ def worker(
     from arena.league._fleet import FleetPlayer, fleet_app, match_queue
 
     setup_logging(log_level.upper())
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per call to the league
     if sandbox == "process-unsafe":
         click.secho(PROCESS_SANDBOX_WARNING, fg="red", bold=True, err=True)
     with open_sandbox(sandbox, runtime) as box:
