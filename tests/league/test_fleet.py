@@ -9,6 +9,7 @@ very busy); nothing asserts a wall-clock bound.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -29,15 +30,21 @@ from arena.league import (
     Match,
     MatchSeat,
     MatchStatus,
+    NotAuthenticated,
     add_worker,
+    authenticate,
+    authenticate_worker,
     disable_worker,
     enqueue_match,
     issue_token,
     unit_of_work,
 )
 from arena.league._api import create_app, serve_in_thread
+from arena.league._dispatch import FleetRules
+from arena.league._fleet import FleetPlayer
 
 from .test_executor import (
+    SHORT,
     WAIT_S,
     add_versions,
     bundled,
@@ -455,3 +462,66 @@ def _copy_plan(source: League, target: League) -> None:
                 .where(Match.id == made)
                 .values(seed=seed, group_id=group, rotation=rotation)
             )
+
+
+# ---------------------------------------------------------------------- one worker, no broker
+
+
+def test_tokens_of_users_and_workers_never_open_each_others_doors(league: League) -> None:
+    """A user's token is no worker's and a worker's is no user's, by the services too."""
+    with unit_of_work(league.sessions) as session:
+        user = issue_token(session, league.key, "admin").token
+        box = add_worker(session, league.key, "box1").token
+    with unit_of_work(league.sessions) as session:
+        assert "box1" == authenticate_worker(session, league.key, box)
+        assert "admin" == authenticate(session, league.key, user).name
+        with pytest.raises(NotAuthenticated):
+            authenticate_worker(session, league.key, user)
+        with pytest.raises(NotAuthenticated):
+            authenticate(session, league.key, box)
+
+
+def test_a_worker_plays_a_match_over_http_and_a_second_post_is_refused(
+    league: League, tmp_path: Path
+) -> None:
+    """FleetPlayer plays a claimed match; a stale task finds it taken; a re-post counts nowhere."""
+    add_versions(league, [bundled(name) for name in ("greedy", "counter", "random")])
+    first, second, _ = queue_group(league, 3)
+    token = worker_token(league, "box1")
+    app = create_app(league, fleet=FleetRules(config=SHORT))
+    with serve_in_thread(app) as url, process_sandbox() as box:
+        player = FleetPlayer(url, token, box, workdir=tmp_path / "w", cache=tmp_path / "c")
+        (tmp_path / "w").mkdir()
+        try:
+            assert "finished" == player.play(first)
+            assert "taken" == player.play(first)  # a message delivered twice
+        finally:
+            player.close()
+        auth = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=f"{url}/api/v1/worker", headers=auth, timeout=60) as http:
+            plan = http.post(f"/matches/{second}/claim").json()
+            assert [s["name"] for s in plan["seats"]] == [
+                f"{s['bot']}-v{s['number']}" for s in plan["seats"]
+            ]
+            replay = b"{}\n"
+            digest = hashlib.sha256(replay).hexdigest()
+            assert 201 == http.put(f"/artifacts/{digest}", content=replay).status_code
+            body = {
+                "claim": plan["claim"],
+                "record": {
+                    "bots": [s["name"] for s in plan["seats"]],
+                    "placements": [1, 2, 3],
+                    "bankrolls": [300, 0, 0],
+                    "start_bankroll": 100,
+                    "hands": 4,
+                },
+                "replay_sha256": digest,
+                "logs_sha256": [None, None, None],
+            }
+            assert 200 == http.post(f"/matches/{second}/result", json=body).status_code
+            again = http.post(f"/matches/{second}/result", json=body)
+            assert 409 == again.status_code, again.text
+    rows = {m.id: m for m in matches(league)}
+    assert MatchStatus.FINISHED == rows[first].status == rows[second].status
+    assert [1, 2, 3] == rows[second].result["placements"]  # type: ignore[index]
+    assert 2 == check_counts_and_ratings(league)
