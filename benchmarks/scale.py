@@ -1,0 +1,341 @@
+"""The Celery fleet's throughput with 1 and 2 workers, and its overhead per match.
+
+Run: ``python benchmarks/scale.py [--matches 24] [--think-ms 20] [--concurrency 2]
+[--hand-cap 10] [--broker redis://HOST:PORT/N]``.
+
+One plan (``--matches`` matches at tables of 3, in duplicate groups, of bots that sleep
+``--think-ms`` at every turn they start, so that a match lasts a fixed time whatever the
+cores: the figure measures the fleet, not the machine) is played three times, each on a new
+league home (SQLite) with the same versions, seats and seeds:
+
+(a) by the local executor, in this process, with ``--concurrency`` slots;
+(b) by a fleet of 1 ``arena worker`` (``--concurrency`` matches at once) behind
+    ``arena league serve --executor celery``, all on this machine, bots in the process
+    sandbox;
+(c) by a fleet of 2 such workers.
+
+Without ``--broker`` a ``redis-server`` of its own runs on a free port. The workers are up
+and answering the broker before the plan is queued; each run is timed from its first match
+claimed to its last finished (so the publisher's first poll, up to a second, is left out).
+Prints lines for scripts::
+
+    scale local: N matches/min (C slots)
+    scale fleet 1 worker: N matches/min
+    scale fleet 2 workers: N matches/min (xR of 1 worker)
+    scale overhead: X ms per match against the local executor (target <= 50 ms)
+
+The overhead is ((b) - (a)) wall time * concurrency / matches: what a slot loses per match
+to the broker, the HTTP calls and the claims. Figures go in ``docs/deploy.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+from sqlalchemy import func, select, update
+
+from arena._bundled import bundled_dir
+from arena.league import (
+    BotVersion,
+    League,
+    Match,
+    MatchStatus,
+    Role,
+    add_worker,
+    create_user,
+    init_league,
+    pack_bot,
+    unit_of_work,
+)
+from arena.league._executor import LocalExecutor
+from arena.league._fleet import fleet_app
+from arena.league._scheduler import schedule
+from arena.league._versions import submit_version
+from arena.sandbox import ProcessSandbox
+from flipflop import MatchConfig
+
+_WAIT_S = 900.0
+_TABLE = 3
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _wait(what: str, done: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + _WAIT_S
+    while not done():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"waited {_WAIT_S:g} s for {what}")
+        time.sleep(0.05)
+
+
+def _thinking_bot(directory: Path, think_ms: int) -> Path:
+    """A random bot that sleeps ``think_ms`` at every turn it starts."""
+    directory.mkdir(parents=True)
+    shutil.copy(bundled_dir() / "random" / "bot.py", directory / "random_bot.py")
+    (directory / "bot.toml").write_text(
+        'name = "thinker"\nversion = "1.0.0"\nruntime = "python"\n'
+        'command = ["python3", "bot.py"]\nentry = "bot:Thinker"\n',
+        encoding="utf-8",
+    )
+    (directory / "bot.py").write_text(
+        "import time\nfrom random_bot import RandomBot\n\n\n"
+        "class Thinker(RandomBot):\n"
+        '    name = "thinker"\n\n'
+        "    def start_turn(self, obs, legal):\n"
+        f"        time.sleep({think_ms / 1000!r})\n"
+        "        return super().start_turn(obs, legal)\n\n\n"
+        'if __name__ == "__main__":\n    from flipflop import serve\n\n    serve(Thinker)\n',
+        encoding="utf-8",
+    )
+    return directory
+
+
+@contextmanager
+def _league(directory: Path, bots: Sequence[Path]) -> Iterator[League]:
+    """A league home with one active version of each bot, each of its own user."""
+    league, _ = init_league(directory)
+    try:
+        for i, bot in enumerate(bots):
+            with unit_of_work(league.sessions) as session:
+                create_user(session, f"u{i}", role=Role.USER)
+                version = submit_version(session, league, f"u{i}", f"thinker{i}", pack_bot(bot))
+                session.execute(
+                    update(BotVersion)
+                    .where(BotVersion.id == version.version.id)
+                    .values(status="active")
+                )
+        yield league
+    finally:
+        league.close()
+
+
+def _queue(league: League, matches: int) -> None:
+    """Queue the plan: the same in every league (a fixed scheduler seed, the same versions)."""
+    with unit_of_work(league.sessions) as session:
+        schedule(
+            session,
+            rng=random.Random(1),
+            target_queued=matches,
+            max_per_version=matches,
+            table_sizes=(_TABLE, _TABLE),
+        )
+
+
+def _finished(league: League) -> int:
+    with unit_of_work(league.sessions) as session:
+        return int(
+            session.scalar(select(func.count()).where(Match.status == MatchStatus.FINISHED)) or 0
+        )
+
+
+def _queued(league: League) -> int:
+    with unit_of_work(league.sessions) as session:
+        return int(session.scalar(select(func.count()).select_from(Match)) or 0)
+
+
+def _played(league: League, who: str) -> float:
+    """Seconds from the first match claimed to the last finished (start-up latency apart)."""
+    total = _queued(league)
+    _wait(f"{who} to claim a match", lambda: _claimed(league) > 0)
+    t0 = time.monotonic()
+    _wait(f"{who} to play the plan", lambda: _finished(league) >= total)
+    return time.monotonic() - t0
+
+
+def _claimed(league: League) -> int:
+    with unit_of_work(league.sessions) as session:
+        return int(
+            session.scalar(select(func.count()).where(Match.status != MatchStatus.QUEUED)) or 0
+        )
+
+
+def _timed_local(league: League, matches: int, slots: int, config: MatchConfig) -> float:
+    box = ProcessSandbox()
+    executor = LocalExecutor(
+        league,
+        box,
+        slots=slots,
+        workdir=Path(tempfile.mkdtemp(prefix="ffs-")),
+        config=config,
+        validation=False,
+        poll=0.05,
+    )
+    executor.start()
+    try:
+        _queue(league, matches)
+        executor.wake()
+        return _played(league, "the local executor")
+    finally:
+        executor.stop()
+        box.close()
+
+
+def _arena(*args: str) -> list[str]:
+    return [sys.executable, "-c", "from arena.cli import main; main()", *args]
+
+
+def _timed_fleet(
+    league: League, matches: int, workers: int, concurrency: int, hand_cap: int, broker: str
+) -> float:
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = open(league.home / "fleet.log", "ab")  # noqa: SIM115  (closed below)
+    procs = [
+        subprocess.Popen(
+            _arena(
+                "league",
+                "serve",
+                str(league.home),
+                "--sandbox",
+                "process-unsafe",
+                "--port",
+                str(port),
+                "--executor",
+                "celery",
+                "--broker",
+                broker,
+                "--no-schedule",
+                "--hand-cap",
+                str(hand_cap),
+                "--log-level",
+                "warning",
+            ),
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+    ]
+    try:
+        _wait("the league server", lambda: _healthy(url))
+        names = [f"bench{i}-{os.urandom(3).hex()}" for i in range(workers)]
+        for name in names:
+            with unit_of_work(league.sessions) as session:
+                token = add_worker(session, league.key, name).token
+            procs.append(
+                subprocess.Popen(
+                    _arena(
+                        "worker",
+                        "--broker",
+                        broker,
+                        "--league",
+                        url,
+                        "--concurrency",
+                        str(concurrency),
+                        "--hostname",
+                        f"{name}@bench",
+                        "--sandbox",
+                        "process-unsafe",
+                        "--cache",
+                        str(league.home / f"cache-{name}"),
+                        "--log-level",
+                        "warning",
+                    ),
+                    env={**os.environ, "ARENA_WORKER_TOKEN": token},
+                    stdout=subprocess.DEVNULL,
+                    stderr=log,
+                    start_new_session=True,
+                )
+            )
+        app = fleet_app(broker)
+        wanted = {f"{name}@bench" for name in names}
+        _wait("the workers", lambda: wanted <= {n for r in app.control.ping(timeout=1) for n in r})
+        app.close()
+        _queue(league, matches)
+        return _played(league, "the fleet")
+    finally:
+        for proc in reversed(procs):
+            proc.send_signal(signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        log.close()
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/api/v1/health", timeout=5).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+@contextmanager
+def _redis(broker: str | None, directory: Path) -> Iterator[str]:
+    if broker:
+        yield broker
+        return
+    port = _free_port()
+    proc = subprocess.Popen(
+        [
+            *("redis-server", "--port", str(port), "--bind", "127.0.0.1"),
+            *("--dir", str(directory), "--save", "", "--appendonly", "no"),
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the benchmark; print its lines."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--matches", type=int, default=24)
+    parser.add_argument("--think-ms", type=int, default=20)
+    parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--hand-cap", type=int, default=10)
+    parser.add_argument("--broker", default=None)
+    args = parser.parse_args(argv)
+    root = Path(tempfile.mkdtemp(prefix="ffa-scale-"))
+    try:
+        bots = [_thinking_bot(root / "bots" / f"t{i}", args.think_ms) for i in range(_TABLE + 1)]
+        config = MatchConfig(hand_cap=args.hand_cap)
+        with _league(root / "local", bots) as league:
+            local = _timed_local(league, args.matches, args.concurrency, config)
+            played = _queued(league)
+        per_min = played * 60 / local
+        print(f"scale local: {per_min:.1f} matches/min ({args.concurrency} slots)", flush=True)
+        with _redis(args.broker, root) as broker:
+            figures = []
+            for workers in (1, 2):
+                with _league(root / f"fleet{workers}", bots) as league:
+                    seconds = _timed_fleet(
+                        league, args.matches, workers, args.concurrency, args.hand_cap, broker
+                    )
+                figures.append(seconds)
+                label = "1 worker" if workers == 1 else f"{workers} workers"
+                tail = f" (x{figures[0] / seconds:.2f} of 1 worker)" if workers > 1 else ""
+                print(f"scale fleet {label}: {played * 60 / seconds:.1f} matches/min{tail}")
+        overhead = (figures[0] - local) * args.concurrency / played * 1000
+        print(
+            f"scale overhead: {overhead:.0f} ms per match against the local executor "
+            "(target <= 50 ms)"
+        )
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
