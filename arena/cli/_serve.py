@@ -204,7 +204,11 @@ def serve(
         TimeControl(decision_ms=decision_ms, time_bank_ms=time_bank_ms),
         dt.timedelta(seconds=lease),
     )
-    with _league(directory or Path(".")) as opened, open_sandbox(sandbox, runtime) as box:
+    fleet_kind = "process" if sandbox == "process-unsafe" else "docker"
+    with (
+        _league(directory or Path(".")) as opened,
+        _server_sandbox(executor, sandbox, runtime) as box,
+    ):
         service = LeagueService(
             opened,
             sandbox=box,
@@ -216,7 +220,7 @@ def serve(
             max_per_version=max_per_version,
             scheduling=schedule,
             broker=broker,
-            fleet_sandbox=box.kind.value,
+            fleet_sandbox=fleet_kind,
             republish_after=republish,
         )
         app = create_app(
@@ -245,7 +249,7 @@ def serve(
             opened.home,
             host,
             port,
-            box.isolation,
+            box.isolation if box is not None else f"{fleet_kind}, on the fleet's workers",
         )
         with _quiet_signals():
             try:
@@ -326,6 +330,16 @@ def open_sandbox(kind: str, runtime: str) -> Iterator[Sandbox]:
         yield box
     finally:
         box.close()
+
+
+@contextlib.contextmanager
+def _server_sandbox(executor: str, kind: str, runtime: str) -> Iterator[Sandbox | None]:
+    """This server's sandbox; None with a fleet, whose workers run every bot."""
+    if executor == "celery":
+        yield None
+        return
+    with open_sandbox(kind, runtime) as box:
+        yield box
 
 
 @contextlib.contextmanager

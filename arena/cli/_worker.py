@@ -114,7 +114,7 @@ def worker(
         arena worker --broker redis://redis:6379/0 --league http://league:8000 --concurrency 8
     """
     # Imported here: Celery is needed by this command alone.
-    from arena.league._fleet import FleetPlayer, fleet_app, match_queue
+    from arena.league._fleet import FleetPlayer, fleet_app, worker_queues
 
     setup_logging(log_level.upper())
     logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per call to the league
@@ -129,14 +129,14 @@ def worker(
             name = _hello(player, league_url)
             app = fleet_app(broker)
             app.player = player
-            queue = match_queue(box.kind.value)
+            queues = worker_queues(box.kind.value)
             node = hostname or f"{name}@{socket.gethostname()}"
-            logger.info("worker %s plays %s for %s", node, queue, league_url)
+            logger.info("worker %s takes %s for %s", node, ", ".join(queues), league_url)
             controller = app.Worker(
                 hostname=node,
                 concurrency=concurrency,
                 pool="threads",
-                queues=[queue],
+                queues=queues,
                 loglevel=log_level.upper(),
                 without_gossip=True,
                 without_mingle=True,

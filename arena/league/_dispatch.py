@@ -27,8 +27,11 @@ only messages: a queued match whose message is gone is published again after
 Matches are claimed when a worker is free to play them, not when they are published, so a
 lease never runs out while its message waits in the broker behind other matches.
 
-Validation stays on the league server's own slots (a :class:`LocalExecutor` that plays no
-matches): it reads and writes the database at every step.
+Validations go the same way, ahead of matches: a version waiting for validation is
+published to ``validation.KIND``, which a worker consumes before ``matches.KIND``; the worker
+claims it (:func:`claim_version_for_worker`), runs the steps in its own sandbox (the house
+bots are bundled with the arena) and reports each step's start and end, which the league
+writes with the same :class:`~arena.league._validation.LeagueLedger` as a local validator.
 """
 
 from __future__ import annotations
@@ -39,30 +42,30 @@ import logging
 import secrets
 import threading
 import time
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from arena._runner import TimeControl
-from arena.league._bots import Bot, BotVersion
+from arena.league._bots import Bot, BotVersion, StepKind, VersionStatus
 from arena.league._db import unit_of_work
 from arena.league._errors import Conflict, LeagueError, NotFound
 from arena.league._executor import (
     DEFAULT_LEASE,
     MAX_ATTEMPTS,
-    LocalExecutor,
     abandoned_result,
+    default_worker,
     release_match,
 )
 from arena.league._home import League
 from arena.league._matches import Match, MatchSeat, MatchStatus, claim_match, renew_lease
 from arena.league._results import record_abandoned, record_result
-from arena.league._versions import seat_name
-from arena.sandbox import Sandbox
+from arena.league._validation import LeagueLedger, StepResult, begin_validation
+from arena.league._versions import claim_validation, seat_name, waiting_versions
 from flipflop import MatchConfig
 
 __all__ = [
@@ -70,9 +73,14 @@ __all__ = [
     "CeleryExecutor",
     "FleetRules",
     "claim_for_worker",
+    "claim_version_for_worker",
+    "end_step_for_worker",
     "fail_for_worker",
     "record_for_worker",
     "renew_for_worker",
+    "renew_validation_for_worker",
+    "start_step_for_worker",
+    "validation_ledger",
 ]
 
 logger = logging.getLogger(__name__)
@@ -233,151 +241,227 @@ def fail_for_worker(session: Session, match_id: int, worker: str, claim: str, er
     return False
 
 
+def claim_version_for_worker(
+    league: League, version_id: int, worker: str, rules: FleetRules
+) -> dict[str, Any]:
+    """Claim the version ``version_id`` waiting for validation for ``worker``; what it needs.
+
+    The answer (JSON): ``claim``; the version's ``bot``, ``number``, ``name`` (its seat
+    name) and source ``sha256``; ``lease_s``. Its earlier steps are forgotten.
+
+    Raises:
+        Conflict: the version is not waiting for a validator.
+    """
+    claim = f"{worker}/{secrets.token_hex(6)}"
+    with unit_of_work(league.sessions) as session:
+        claimed = claim_validation(session, claim, rules.lease, version_id=version_id)
+    began = None if claimed is None else begin_validation(league, version_id, claim, rules.lease)
+    if began is None:
+        raise Conflict(f"version {version_id} is not waiting for validation")
+    bot, number, sha256 = began
+    logger.info("version %d claimed by %s for validation", version_id, claim)
+    return {
+        "version": version_id,
+        "claim": claim,
+        "bot": bot,
+        "number": number,
+        "name": seat_name(bot, number),
+        "sha256": sha256,
+        "lease_s": rules.lease.total_seconds(),
+    }
+
+
+def validation_ledger(
+    league: League, version_id: int, worker: str, claim: str, rules: FleetRules
+) -> LeagueLedger:
+    """The ledger of the validation ``claim`` (one of ``worker``'s) holds.
+
+    Raises:
+        Conflict: ``claim`` is not one of ``worker``'s.
+    """
+    _own(worker, claim, version_id)
+    return LeagueLedger(league, version_id, claim, rules.lease)
+
+
+def _held_or_refused(done: bool, worker: str, version_id: int) -> None:
+    if not done:
+        raise Conflict(f"{worker} no longer holds the validation of version {version_id}")
+
+
+def start_step_for_worker(ledger: LeagueLedger, worker: str, kind: StepKind) -> None:
+    """Record a worker's step started (see ``Ledger.start_step``).
+
+    Raises:
+        Conflict: the claim no longer holds the version.
+    """
+    _held_or_refused(ledger.start_step(kind), worker, ledger.version_id)
+
+
+def end_step_for_worker(
+    ledger: LeagueLedger, worker: str, kind: StepKind, result: StepResult, *, last: bool
+) -> VersionStatus:
+    """Record a worker's step ended; the version's status after it.
+
+    Raises:
+        Conflict: the claim no longer holds the version.
+    """
+    after = ledger.end_step(kind, result, last=last)
+    _held_or_refused(after is not None, worker, ledger.version_id)
+    assert after is not None
+    return after
+
+
+def renew_validation_for_worker(ledger: LeagueLedger, worker: str) -> None:
+    """Renew a worker's validation lease.
+
+    Raises:
+        Conflict: the claim no longer holds the version.
+    """
+    _held_or_refused(ledger.renew(), worker, ledger.version_id)
+
+
 # ---------------------------------------------------------------------- the executor
 
 
 class CeleryExecutor:
-    """Publishes queued matches to a Celery fleet; validates versions on local slots.
+    """Publishes queued matches and waiting validations to a Celery fleet.
 
     The same interface as :class:`~arena.league.LocalExecutor` (``start``, ``wake``,
-    ``stop``, ``status``), so :class:`~arena.league.LeagueService` runs either.
+    ``stop``, ``status``), so :class:`~arena.league.LeagueService` runs either; it plays
+    and validates nothing itself.
 
     Args:
         league: the open league.
-        sandbox: where this server validates versions (the caller's: not closed here).
         broker: the broker's URL (``redis://HOST:PORT/N``).
-        sandbox_kind: the kind of sandbox the matches must be played in (its queue:
-            ``matches.KIND``); a worker consumes only the queues of what it offers.
-        slots: this server's validation slots.
-        worker: the name of this server's leases (validations).
-        lease: how long a validation is held between renewals.
-        workdir: the validators' scratch space.
-        validation: validate versions here (False: none at all).
-        republish_after: seconds after which a match still queued is published again.
+        sandbox_kind: the kind of sandbox the fleet must play and validate in (its queues:
+            ``validation.KIND`` and ``matches.KIND``); a worker consumes only the queues of
+            the sandbox it offers.
+        worker: this server's name, in its status.
+        validation: publish versions waiting for validation (False: only matches).
+        republish_after: seconds after which a match (or a version) still waiting is
+            published again.
         poll: seconds between two publishing rounds (:meth:`wake` starts one at once).
     """
 
     def __init__(
         self,
         league: League,
-        sandbox: Sandbox,
         *,
         broker: str,
         sandbox_kind: str,
-        slots: int,
         worker: str | None = None,
-        lease: dt.timedelta = DEFAULT_LEASE,
-        workdir: Path,
         validation: bool = True,
         republish_after: float = DEFAULT_REPUBLISH,
         poll: float = 1.0,
     ) -> None:
-        from arena.league._fleet import fleet_app, match_queue  # Celery: only when used
+        from arena.league._fleet import fleet_app  # Celery: only when used
 
         self.league = league
         self.app = fleet_app(broker)
-        self.queue = match_queue(sandbox_kind)
+        self.kind = sandbox_kind
+        self.worker = worker or default_worker()
+        self.validation = validation
         self.republish_after = republish_after
         self.poll = poll
-        self.validators = LocalExecutor(
-            league,
-            sandbox,
-            slots=slots,
-            worker=worker,
-            lease=lease,
-            workdir=workdir,
-            validation=validation,
-            matches=False,
-        )
-        self._published: dict[int, float] = {}
-        self._sent = 0
+        self._published: dict[tuple[str, int], float] = {}
+        self._sent: Counter[str] = Counter()
         self._failures = 0
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    @property
-    def worker(self) -> str:
-        """This server's name (its validation leases')."""
-        return self.validators.worker
-
     def start(self) -> None:
-        """Start the validators and the publisher."""
-        self.validators.start()
+        """Start the publisher."""
         self._thread = threading.Thread(target=self._run, name="publisher", daemon=True)
         self._thread.start()
-        logger.info("publishing matches to %s", self.queue, extra={"queue": self.queue})
+        logger.info("publishing to the fleet's %s queues", self.kind, extra={"queue": self.kind})
 
     def wake(self) -> None:
-        """Publish what is queued now, and wake idle validators."""
-        self.validators.wake()
+        """Publish what is waiting now."""
         self._wake.set()
 
     def stop(self, grace: float = 30.0) -> None:
-        """Stop publishing and stop the validators (see ``LocalExecutor.stop``).
+        """Stop publishing.
 
-        The fleet's matches are the workers': they finish and post their results, or go
-        back to the queue when their leases run out.
+        The fleet's work is the workers': they finish it and report, or it goes back to
+        the queue when their leases run out. ``grace`` is for the local executor's sake.
         """
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
             self._thread.join()
-        self.validators.stop(grace)
         self.app.close()
 
     def status(self) -> dict[str, Any]:
-        """The validators' status, with what the publisher did under ``fleet``."""
+        """The local executor's keys (no slots here) and what the publisher did (``fleet``)."""
         with self._lock:
             fleet = {
-                "queue": self.queue,
-                "published": self._sent,
+                "kind": self.kind,
+                "published": dict(self._sent),
                 "publish_failures": self._failures,
                 "waiting": len(self._published),
             }
-        return {**self.validators.status(), "fleet": fleet}
+        return {
+            "worker": self.worker,
+            "slots": 0,
+            "busy": 0,
+            "matches": [],
+            "validations": [],
+            "stopping": self._stop.is_set(),
+            "played": {},
+            "faults": {},
+            "validated": {},
+            "match_seconds": 0.0,
+            "fleet": fleet,
+        }
 
     def _run(self) -> None:
         while not self._stop.is_set():
             try:
                 self._publish()
             except Exception:  # the database or the broker away: the next round tries again
-                logger.exception("publishing queued matches failed")
+                logger.exception("publishing to the fleet failed")
                 with self._lock:
                     self._failures += 1
             self._wake.wait(self.poll)
             self._wake.clear()
 
     def _publish(self) -> None:
-        """Send a task for each queued match not sent in the last ``republish_after`` s."""
-        from arena.league._fleet import PLAY_MATCH
+        """Send a task for each job waiting and not sent in the last ``republish_after`` s."""
+        from arena.league._fleet import PLAY_MATCH, VALIDATE, match_queue, validation_queue
 
         with unit_of_work(self.league.sessions) as session:
-            queued = session.scalars(
+            versions = waiting_versions(session, limit=_PUBLISH_BATCH) if self.validation else []
+            matches = session.scalars(
                 select(Match.id)
                 .where(Match.status == MatchStatus.QUEUED)
                 .order_by(Match.id)
                 .limit(_PUBLISH_BATCH)
             ).all()
-        # A match claimed since is forgotten: if its lease runs out, it is queued again and
-        # published at once.
-        published = {i: self._published[i] for i in queued if i in self._published}
+        jobs = [
+            *((VALIDATE, validation_queue(self.kind), v) for v in versions),
+            *((PLAY_MATCH, match_queue(self.kind), m) for m in matches),
+        ]
+        # What is no longer waiting is forgotten: a match whose lease runs out is queued
+        # again and published at once.
+        waiting = {(task, job) for task, _, job in jobs}
+        published = {key: t for key, t in self._published.items() if key in waiting}
         self._published = published
-        for match_id in queued:
+        for task, queue, job in jobs:
             if self._stop.is_set():
                 return
-            sent = published.get(match_id)
+            sent = published.get((task, job))
             if sent is not None and time.monotonic() - sent < self.republish_after:
                 continue
             self.app.send_task(
-                PLAY_MATCH,
-                args=[match_id],
-                queue=self.queue,
+                task,
+                args=[job],
+                queue=queue,
                 retry=True,
                 retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5},
             )
-            published[match_id] = time.monotonic()
+            published[(task, job)] = time.monotonic()
             with self._lock:
-                self._sent += 1
-            logger.debug("match %d published", match_id, extra={"match": match_id})
+                self._sent[task] += 1
+            logger.debug("%s %d published", task, job, extra={"queue": queue})

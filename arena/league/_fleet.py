@@ -14,12 +14,21 @@ which hands it out again after ``visibility_timeout``), one message prefetched p
 Whatever copy of a message comes, the league's claim lets one worker play the match
 (``_dispatch.py``).
 
-Queues: ``matches.docker`` and ``matches.process``, one per sandbox kind; a worker consumes
-only the queue of the sandbox it offers, so it never gets a match it cannot run.
+Validations: ``arena.validate`` names a version waiting for validation; the worker claims
+it, runs its steps (build, conformance check, a match against the house bots) in its own
+sandbox with :func:`~arena.league._validation.run_validation`, and reports each step to the
+league (:class:`_LeagueOverHttp`), which records it as a local validator would.
+
+Queues, one pair per sandbox kind: ``validation.docker`` and ``matches.docker``,
+``validation.process`` and ``matches.process``. A worker consumes only the pair of the
+sandbox it offers, so it never gets a job it cannot run, and takes from its validation queue
+first (the broker's queues are read in the worker's order, ``queue_order_strategy =
+"priority"``): a new version is validated ahead of rated matches.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
 import hashlib
@@ -27,6 +36,7 @@ import logging
 import shutil
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,13 +44,16 @@ import httpx
 from celery import Celery
 
 from arena._runner import MatchCancelled, TimeControl, run_match
+from arena.league._bots import StepKind, VersionStatus
 from arena.league._uploads import UploadLimits
+from arena.league._validation import StepResult, run_validation
 from arena.league._versions import cached_source
 from arena.sandbox import Sandbox
 from flipflop import BotManifest, MatchConfig, read_manifest, to_jsonable
 
 __all__ = [
     "PLAY_MATCH",
+    "VALIDATE",
     "VISIBILITY_TIMEOUT",
     "WORKER_PREFIX",
     "FleetApp",
@@ -48,12 +61,16 @@ __all__ = [
     "WorkerRefused",
     "fleet_app",
     "match_queue",
+    "validation_queue",
+    "worker_queues",
 ]
 
 logger = logging.getLogger(__name__)
 
 PLAY_MATCH = "arena.play_match"
 """The task that plays one league match: its only argument is the match's id."""
+VALIDATE = "arena.validate"
+"""The task that validates one submitted version: its only argument is the version's id."""
 WORKER_PREFIX = "/api/v1/worker"
 """Where the league's routes for workers are (``_worker_api.py``)."""
 VISIBILITY_TIMEOUT = 6 * 3600
@@ -79,6 +96,16 @@ def match_queue(sandbox_kind: str) -> str:
     return f"matches.{sandbox_kind}"
 
 
+def validation_queue(sandbox_kind: str) -> str:
+    """The queue of the versions to be validated in sandboxes of ``sandbox_kind``."""
+    return f"validation.{sandbox_kind}"
+
+
+def worker_queues(sandbox_kind: str) -> list[str]:
+    """The queues a worker with sandboxes of ``sandbox_kind`` consumes, first first."""
+    return [validation_queue(sandbox_kind), match_queue(sandbox_kind)]
+
+
 def fleet_app(broker: str) -> FleetApp:
     """The Celery app of a fleet on ``broker`` (``redis://HOST:PORT/N``), with its task."""
     app = FleetApp("arena", broker=broker, set_as_current=False)
@@ -89,7 +116,11 @@ def fleet_app(broker: str) -> FleetApp:
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
-        broker_transport_options={"visibility_timeout": VISIBILITY_TIMEOUT},
+        broker_transport_options={
+            "visibility_timeout": VISIBILITY_TIMEOUT,
+            # The queues in the worker's order, never rotated: validations first.
+            "queue_order_strategy": "priority",
+        },
         broker_connection_retry_on_startup=True,
         broker_connection_max_retries=None,
         worker_hijack_root_logger=False,
@@ -103,6 +134,13 @@ def fleet_app(broker: str) -> FleetApp:
         if player is None:
             raise RuntimeError("this process is no arena worker: it has no FleetPlayer")
         return str(player.play(int(match_id)))
+
+    @app.task(name=VALIDATE, bind=True, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
+    def validate(task: Any, version_id: int) -> str:
+        player = task.app.player
+        if player is None:
+            raise RuntimeError("this process is no arena worker: it has no FleetPlayer")
+        return str(player.validate(int(version_id)))
 
     return app
 
@@ -175,6 +213,32 @@ class FleetPlayer:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
+    def validate(self, version_id: int) -> str:
+        """Claim and validate the version ``version_id``; its status afterwards.
+
+        ``taken`` when it is not waiting for validation (validated, or being validated,
+        elsewhere).
+        """
+        response = self.http.post(f"/versions/{version_id}/claim")
+        self._refused(response)
+        if response.status_code in (404, 409):
+            logger.info("version %d: %s", version_id, response.json()["error"])
+            return "taken"
+        response.raise_for_status()
+        job: dict[str, Any] = response.json()
+        ledger = _LeagueOverHttp(self, version_id, str(job["claim"]), float(job["lease_s"]))
+        status = run_validation(
+            ledger,
+            self.sandbox,
+            self.workdir,
+            bot=str(job["bot"]),
+            number=int(job["number"]),
+            sha256=str(job["sha256"]),
+            manifest=lambda: self._manifest(job),
+        )
+        logger.info("version %d validated: %s", version_id, status.value)
+        return status.value
+
     def _play(self, plan: dict[str, Any], scratch: Path) -> str:
         match_id, claim = int(plan["match"]), str(plan["claim"])
         cancel, lost = threading.Event(), threading.Event()
@@ -212,12 +276,12 @@ class FleetPlayer:
             return "lost"
         except Exception as e:
             logger.exception("match %d failed by the arena's fault", match_id)
-            self._post(f"/matches/{match_id}/fail", claim, error=f"{type(e).__name__}: {e}")
+            self.post(f"/matches/{match_id}/fail", claim, error=f"{type(e).__name__}: {e}")
             return "error"
         finally:
             cancel.set()
             beat.join()
-        response = self._post(
+        response = self.post(
             f"/matches/{match_id}/result",
             claim,
             record=to_jsonable(record),
@@ -257,7 +321,12 @@ class FleetPlayer:
         response.raise_for_status()
         return digest
 
-    def _post(self, path: str, claim: str, **body: Any) -> httpx.Response:
+    def post(self, path: str, claim: str, **body: Any) -> httpx.Response:
+        """POST ``body`` and the ``claim`` to the league's worker route ``path``.
+
+        Raises:
+            WorkerRefused: the league refuses the token.
+        """
         response = self.http.post(path, json={"claim": claim, **body})
         self._refused(response)
         return response
@@ -274,7 +343,7 @@ class FleetPlayer:
         interval = max(lease.total_seconds() / _RENEWALS, 0.05)
         while not cancel.wait(interval):
             try:
-                response = self._post(f"/matches/{match_id}/lease", claim)
+                response = self.post(f"/matches/{match_id}/lease", claim)
             except (httpx.HTTPError, WorkerRefused):  # the next beat tries again
                 logger.exception("renewing the lease of match %d failed", match_id)
                 continue
@@ -287,3 +356,62 @@ class FleetPlayer:
     def _refused(response: httpx.Response) -> None:
         if response.status_code in (401, 403):
             raise WorkerRefused(f"the league refused this worker: {response.text}")
+
+
+class _LeagueOverHttp:
+    """A validation's :class:`~arena.league._validation.Ledger` that is the league's, over HTTP."""
+
+    def __init__(self, player: FleetPlayer, version_id: int, claim: str, lease_s: float) -> None:
+        self.player = player
+        self.path = f"/versions/{version_id}"
+        self.claim = claim
+        self.lease_s = lease_s
+        self.last_status = VersionStatus.UPLOADED
+
+    def start_step(self, kind: StepKind) -> bool:
+        response = self.player.post(f"{self.path}/steps/{kind.value}/start", self.claim)
+        if response.status_code == 409:
+            return False
+        response.raise_for_status()
+        return True
+
+    def end_step(self, kind: StepKind, result: StepResult, *, last: bool) -> VersionStatus | None:
+        response = self.player.post(
+            f"{self.path}/steps/{kind.value}/end",
+            self.claim,
+            outcome=result.outcome.value,
+            detail=result.detail,
+            log=result.log,
+            last=last,
+        )
+        if response.status_code == 409:
+            return None
+        response.raise_for_status()
+        self.last_status = VersionStatus(response.json()["status"])
+        return self.last_status
+
+    @contextlib.contextmanager
+    def renewing(self) -> Iterator[None]:
+        stop = threading.Event()
+
+        def renew() -> None:
+            while not stop.wait(max(self.lease_s / _RENEWALS, 0.05)):
+                try:
+                    response = self.player.post(f"{self.path}/lease", self.claim)
+                except (httpx.HTTPError, WorkerRefused):  # the next one tries again
+                    logger.exception("renewing the validation lease of %s failed", self.path)
+                    continue
+                if response.status_code == 409:
+                    return  # lost: the step's end is refused
+
+        thread = threading.Thread(target=renew, name=f"lease{self.path}", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
+
+    def status(self) -> VersionStatus:
+        # The worker cannot read another validator's status; it reports what it last knew.
+        return self.last_status

@@ -10,8 +10,8 @@ test_crash.py`` kills the whole server with SIGKILL, again and again):
   (``requeue_expired``): the matches of a server that died, or of a slot that stalled;
 - the **executor** (:class:`~arena.league._executor.LocalExecutor`) validates versions and
   plays matches on its slots; with a ``broker``, a
-  :class:`~arena.league._dispatch.CeleryExecutor` hands the matches to a Celery fleet
-  instead (``docs/deploy.md``) and validates versions on the slots.
+  :class:`~arena.league._dispatch.CeleryExecutor` hands matches and validations to a
+  Celery fleet instead (``docs/deploy.md``).
 
 The scheduler and the requeue run on one housekeeping thread, each at its own interval, each
 in its own short transaction; an error in one round (the database away for a moment) is
@@ -53,8 +53,9 @@ class LeagueService:
 
     Args:
         league: the open league.
-        sandbox: where bots run (the caller's: not closed here).
-        slots: the executor's slots (matches or validations at once).
+        sandbox: where bots run (the caller's: not closed here); None with a ``broker``.
+        slots: the executor's slots (matches or validations at once); with a ``broker``,
+            only the scheduler's default ``target_queued`` depends on them.
         worker: the executor's name (default: host, process id and a random part).
         lease: how long a match or validation is held between renewals.
         workdir: the executor's scratch space (default: a new temporary directory, removed
@@ -88,7 +89,7 @@ class LeagueService:
         self,
         league: League,
         *,
-        sandbox: Sandbox,
+        sandbox: Sandbox | None,
         slots: int,
         worker: str | None = None,
         lease: dt.timedelta = DEFAULT_LEASE,
@@ -113,6 +114,8 @@ class LeagueService:
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="ffa-league-"))
         self.executor: LocalExecutor | CeleryExecutor
         if broker is None:
+            if sandbox is None:
+                raise ValueError("a league service without a broker needs a sandbox")
             self.executor = LocalExecutor(
                 league,
                 sandbox,
@@ -127,13 +130,9 @@ class LeagueService:
         else:
             self.executor = CeleryExecutor(
                 league,
-                sandbox,
                 broker=broker,
                 sandbox_kind=fleet_sandbox,
-                slots=slots,
                 worker=worker,
-                lease=lease,
-                workdir=self.workdir,
                 validation=validation,
                 republish_after=republish_after,
             )

@@ -32,7 +32,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
@@ -76,6 +76,7 @@ __all__ = [
     "source_dir",
     "submit_version",
     "version_info",
+    "waiting_versions",
 ]
 
 BOT_NAME_MAX = 32
@@ -381,7 +382,12 @@ def make_active(session: Session, bot_id: int, version_id: int) -> None:
 
 
 def claim_validation(
-    session: Session, worker: str, lease: dt.timedelta, *, now: dt.datetime | None = None
+    session: Session,
+    worker: str,
+    lease: dt.timedelta,
+    *,
+    now: dt.datetime | None = None,
+    version_id: int | None = None,
 ) -> int | None:
     """Claim the oldest version waiting for validation for ``worker``; its id, or None.
 
@@ -390,35 +396,55 @@ def claim_validation(
     validator died, and the validation starts again from its first step. Versions of a
     disabled bot or user wait until they are enabled again. One conditional
     ``UPDATE`` picks and claims, as :func:`~arena.league.claim_match` does (``FOR UPDATE
-    SKIP LOCKED`` on PostgreSQL), so two validators never hold one version.
+    SKIP LOCKED`` on PostgreSQL), so two validators never hold one version. With
+    ``version_id``, only that version is claimed, if it is waiting (a fleet worker's task).
     """
     now = now or utcnow()
-    enabled = (
-        select(Bot.id)
-        .join(User, Bot.owner_id == User.id)
-        .where(Bot.disabled.is_(False), User.disabled.is_(False))
-    )
-    waiting = (
-        BotVersion.status.in_(PENDING)
-        & (BotVersion.lease_owner.is_(None) | (BotVersion.lease_expires <= now))
-        & BotVersion.bot_id.in_(enabled)
-    )
-    oldest = (
-        select(BotVersion.id)
-        .where(waiting)
-        .order_by(BotVersion.id)
-        .limit(1)
-        .with_for_update(skip_locked=True)
-        .scalar_subquery()
-    )
+    waiting = _waiting(now)
+    target: Any = version_id
+    if target is None:
+        target = (
+            select(BotVersion.id)
+            .where(waiting)
+            .order_by(BotVersion.id)
+            .limit(1)
+            .with_for_update(skip_locked=True)
+            .scalar_subquery()
+        )
     claimed = session.execute(
         update(BotVersion)
-        .where(BotVersion.id == oldest, waiting)
+        .where(BotVersion.id == target, waiting)
         .values(lease_owner=worker, lease_expires=now + lease)
         .returning(BotVersion.id)
         .execution_options(synchronize_session=False)
     ).scalar_one_or_none()
     return claimed
+
+
+def _waiting(now: dt.datetime) -> Any:
+    """Versions waiting for a validator (see :func:`claim_validation`)."""
+    enabled = (
+        select(Bot.id)
+        .join(User, Bot.owner_id == User.id)
+        .where(Bot.disabled.is_(False), User.disabled.is_(False))
+    )
+    return (
+        BotVersion.status.in_(PENDING)
+        & (BotVersion.lease_owner.is_(None) | (BotVersion.lease_expires <= now))
+        & BotVersion.bot_id.in_(enabled)
+    )
+
+
+def waiting_versions(session: Session, *, limit: int, now: dt.datetime | None = None) -> list[int]:
+    """The ids of the oldest ``limit`` versions waiting for a validator, oldest first."""
+    return list(
+        session.scalars(
+            select(BotVersion.id)
+            .where(_waiting(now or utcnow()))
+            .order_by(BotVersion.id)
+            .limit(limit)
+        )
+    )
 
 
 def source_dir(league: League, sha256: str) -> Path:

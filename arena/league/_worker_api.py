@@ -11,7 +11,11 @@ token). The routes are thin; the use cases are in ``_dispatch.py``:
 - ``POST /matches/{id}/lease``: renew the claim's lease (409: lost, stop playing);
 - ``PUT /artifacts/{sha256}``: a replay or a seat's log, stored under its hash;
 - ``POST /matches/{id}/result``: the result, counted once (409: not held, not counted);
-- ``POST /matches/{id}/fail``: a failure of the arena's: requeued, or void at the last try.
+- ``POST /matches/{id}/fail``: a failure of the arena's: requeued, or void at the last try;
+- ``POST /versions/{id}/claim``: claim a version waiting for validation: its source's hash;
+- ``POST /versions/{id}/lease``: renew the claim's validation lease;
+- ``POST /versions/{id}/steps/{step}/start`` and ``…/end``: a validation step's progress,
+  written as a local validator writes it (409: the claim holds the version no more).
 """
 
 from __future__ import annotations
@@ -26,18 +30,24 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from arena.league._artifacts import check_digest
-from arena.league._bots import BotVersion
+from arena.league._bots import BotVersion, StepKind, StepOutcome
 from arena.league._db import unit_of_work
 from arena.league._dispatch import (
     FleetRules,
     claim_for_worker,
+    claim_version_for_worker,
+    end_step_for_worker,
     fail_for_worker,
     record_for_worker,
     renew_for_worker,
+    renew_validation_for_worker,
+    start_step_for_worker,
+    validation_ledger,
 )
 from arena.league._errors import LeagueError, NotAuthenticated, NotFound
 from arena.league._fleet import WORKER_PREFIX
 from arena.league._home import League
+from arena.league._validation import StepResult
 from arena.league._workers import authenticate_worker
 
 __all__ = ["MAX_ARTIFACT_BYTES", "WORKER_PREFIX", "add_worker_routes"]
@@ -72,6 +82,15 @@ class Failure(Claimed):
     """A match the worker failed to play by the arena's fault, and why."""
 
     error: str
+
+
+class StepEnd(Claimed):
+    """How a validation step ended, on the worker."""
+
+    outcome: StepOutcome
+    detail: str
+    log: str
+    last: bool
 
 
 class Result(Claimed):
@@ -148,3 +167,36 @@ def add_worker_routes(app: FastAPI, league: League, rules: FleetRules) -> None:
         with unit_of_work(league.sessions) as session:
             requeued = fail_for_worker(session, match_id, worker, body.claim, body.error)
         return {"requeued": requeued}
+
+    @app.post(f"{WORKER_PREFIX}/versions/{{version_id}}/claim")
+    def worker_claim_version(version_id: int, worker: WorkerName) -> dict[str, Any]:
+        """Claim a version waiting for validation (409: not waiting)."""
+        return claim_version_for_worker(league, version_id, worker, rules)
+
+    @app.post(f"{WORKER_PREFIX}/versions/{{version_id}}/lease")
+    def worker_validation_lease(
+        version_id: int, body: Claimed, worker: WorkerName
+    ) -> dict[str, bool]:
+        """Renew the lease of a validation (409: the claim holds the version no more)."""
+        ledger = validation_ledger(league, version_id, worker, body.claim, rules)
+        renew_validation_for_worker(ledger, worker)
+        return {"renewed": True}
+
+    @app.post(f"{WORKER_PREFIX}/versions/{{version_id}}/steps/{{step}}/start")
+    def worker_step_start(
+        version_id: int, step: StepKind, body: Claimed, worker: WorkerName
+    ) -> dict[str, bool]:
+        """A validation step started (409: the claim holds the version no more)."""
+        ledger = validation_ledger(league, version_id, worker, body.claim, rules)
+        start_step_for_worker(ledger, worker, step)
+        return {"started": True}
+
+    @app.post(f"{WORKER_PREFIX}/versions/{{version_id}}/steps/{{step}}/end")
+    def worker_step_end(
+        version_id: int, step: StepKind, body: StepEnd, worker: WorkerName
+    ) -> dict[str, str]:
+        """A validation step ended; the version's status after it (409: not held)."""
+        ledger = validation_ledger(league, version_id, worker, body.claim, rules)
+        result = StepResult(body.outcome, body.detail, body.log)
+        after = end_step_for_worker(ledger, worker, step, result, last=body.last)
+        return {"status": after.value}

@@ -319,6 +319,8 @@ ON_MATCH = {"match_id": "@match"}
 NOT_HELD = {"claim": "nobody/0"}
 """A claim the world's worker never got: its calls about the finished match are 409."""
 ARTIFACT = b"a replay's bytes\n"
+ON_VERSION = {"version_id": "1"}
+"""alpha v1, the world's first version: active, so not waiting for a validator (409)."""
 
 MATRIX = [
     Row("GET", "/api/v1/health", {}, OPEN),
@@ -387,6 +389,31 @@ MATRIX = [
         WORKERS_ONLY,
         worker=409,
         body={**NOT_HELD, "error": "a test"},
+    ),
+    Row("POST", "/api/v1/worker/versions/{version_id}/claim", ON_VERSION, WORKERS_ONLY, worker=409),
+    Row(
+        "POST",
+        "/api/v1/worker/versions/{version_id}/lease",
+        ON_VERSION,
+        WORKERS_ONLY,
+        worker=409,
+        body=NOT_HELD,
+    ),
+    Row(
+        "POST",
+        "/api/v1/worker/versions/{version_id}/steps/{step}/start",
+        {**ON_VERSION, "step": "build"},
+        WORKERS_ONLY,
+        worker=409,
+        body=NOT_HELD,
+    ),
+    Row(
+        "POST",
+        "/api/v1/worker/versions/{version_id}/steps/{step}/end",
+        {**ON_VERSION, "step": "build"},
+        WORKERS_ONLY,
+        worker=409,
+        body={**NOT_HELD, "outcome": "passed", "detail": "built", "log": "", "last": False},
     ),
 ]
 

@@ -26,11 +26,15 @@ import redis
 from sqlalchemy import select, update
 
 from arena.league import (
+    BotVersion,
     League,
     Match,
     MatchSeat,
     MatchStatus,
     NotAuthenticated,
+    StepOutcome,
+    ValidationStep,
+    VersionStatus,
     add_worker,
     authenticate,
     authenticate_worker,
@@ -525,3 +529,47 @@ def test_a_worker_plays_a_match_over_http_and_a_second_post_is_refused(
     assert MatchStatus.FINISHED == rows[first].status == rows[second].status
     assert [1, 2, 3] == rows[second].result["placements"]  # type: ignore[index]
     assert 2 == check_counts_and_ratings(league)
+
+
+@pytest.mark.slow
+def test_a_worker_validates_a_version_ahead_of_queued_matches(league: League, fleet: Fleet) -> None:
+    """A version waiting for validation is taken before matches queued earlier, and passes."""
+    add_versions(league, [bundled(name) for name in ("greedy", "counter", "random")])
+    queue_group(league, 3)
+    (version,) = add_versions(league, [bundled("greedy")], active=False)
+    fleet.serve("--no-schedule")
+
+    def published() -> dict[str, int]:
+        status = httpx.get(f"{fleet.url}/api/v1/status", timeout=30).json()
+        counts: dict[str, int] = status["executor"]["executor"]["fleet"]["published"]
+        return counts
+
+    wait_for(
+        "the validation and the matches published",
+        lambda: {"arena.validate": 1, "arena.play_match": 3} == published(),
+    )
+    fleet.start_worker("w1", worker_token(league, "w1"))
+    wait_for(
+        "the version validated and the matches played",
+        lambda: all_finished(league) and version_status(league, version) is VersionStatus.ACTIVE,
+    )
+    fleet.stop_server()
+    done = [
+        line
+        for line in fleet.log("w1").read_text(encoding="utf-8", errors="replace").splitlines()
+        if '"message": "version ' in line or ('"message": "match ' in line and "finished" in line)
+    ]
+    assert f"version {version} validated: active" in done[0], done
+    with unit_of_work(league.sessions) as session:
+        steps = session.scalars(
+            select(ValidationStep).where(ValidationStep.version_id == version)
+        ).all()
+        assert [StepOutcome.PASSED] * 3 == [s.outcome for s in steps]
+        assert all(s.log_sha256 and league.artifacts.exists(s.log_sha256) for s in steps)
+    assert 3 == check_counts_and_ratings(league)
+
+
+def version_status(league: League, version_id: int) -> VersionStatus:
+    """The status of a version now."""
+    with unit_of_work(league.sessions) as session:
+        return session.get_one(BotVersion, version_id).status
