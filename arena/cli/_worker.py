@@ -18,7 +18,7 @@ import shutil
 import socket
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 import httpx
@@ -55,7 +55,8 @@ def _default_cache() -> Path:
     required=True,
     metavar="URL",
     envvar="ARENA_LEAGUE_URL",
-    help="The league server's base URL, e.g. http://league:8000.",
+    help="The league server's base URL, e.g. http://league:8000 (or the URL a ladder of "
+    "`arena run --executor celery` prints).",
 )
 @click.option(
     "--token",
@@ -105,6 +106,9 @@ def worker(
 ) -> None:
     """Play the matches of the league at --league that its server publishes on --broker.
 
+    --league may also be the URL an `arena run --executor celery` ladder prints: the worker
+    then plays that ladder's matches.
+
     The worker offers one kind of sandbox (--sandbox) and gets only the matches to be played
     in it. Its token is checked before it takes anything: a refused token exits with 3.
 
@@ -126,11 +130,11 @@ def worker(
             league_url, token, box, workdir=workdir, cache=cache or _default_cache()
         )
         try:
-            name = _hello(player, league_url)
+            hello = _hello(player, league_url)
             app = fleet_app(broker)
             app.player = player
-            queues = worker_queues(box.kind.value)
-            node = hostname or f"{name}@{socket.gethostname()}"
+            queues = worker_queues(box.kind.value, ladder=hello.get("kind") == "ladder")
+            node = hostname or f"{hello['worker']}@{socket.gethostname()}"
             logger.info("worker %s takes %s for %s", node, ", ".join(queues), league_url)
             controller = app.Worker(
                 hostname=node,
@@ -151,8 +155,8 @@ def worker(
         raise SystemExit(code)
 
 
-def _hello(player: FleetPlayer, url: str) -> str:
-    """The worker's name as the league knows it; exit 3 if refused or unreachable."""
+def _hello(player: FleetPlayer, url: str) -> dict[str, Any]:
+    """Who the league (or ladder) says this worker is; exit 3 if refused or unreachable."""
     from arena.league._fleet import WorkerRefused
 
     try:

@@ -101,8 +101,13 @@ def validation_queue(sandbox_kind: str) -> str:
     return f"validation.{sandbox_kind}"
 
 
-def worker_queues(sandbox_kind: str) -> list[str]:
-    """The queues a worker with sandboxes of ``sandbox_kind`` consumes, first first."""
+def worker_queues(sandbox_kind: str, *, ladder: bool = False) -> list[str]:
+    """The queues a worker with sandboxes of ``sandbox_kind`` consumes, first first.
+
+    A ladder's worker (``arena run --executor celery``) consumes the ladder's queue alone.
+    """
+    if ladder:
+        return [f"ladder.{sandbox_kind}"]
     return [validation_queue(sandbox_kind), match_queue(sandbox_kind)]
 
 
@@ -180,8 +185,11 @@ class FleetPlayer:
         """Close the HTTP connections."""
         self.http.close()
 
-    def hello(self) -> str:
-        """Ask the league who this worker is: its name.
+    def hello(self) -> dict[str, Any]:
+        """Ask the league who this worker is: its ``worker`` name, and ``kind``.
+
+        ``kind`` is ``ladder`` when the URL is an ``arena run --executor celery`` ladder's
+        (whose matches are on its own queue, ``arena._fleet_ladder``), else a league's.
 
         Raises:
             WorkerRefused: the league refuses the token.
@@ -190,7 +198,8 @@ class FleetPlayer:
         response = self.http.get("/me")
         self._refused(response)
         response.raise_for_status()
-        return str(response.json()["worker"])
+        answer: dict[str, Any] = response.json()
+        return answer
 
     def play(self, match_id: int) -> str:
         """Claim, play and report the match ``match_id``; what came of it.
@@ -253,7 +262,7 @@ class FleetPlayer:
         try:
             bots = [self._manifest(seat) for seat in plan["seats"]]
             record = run_match(
-                f"m{match_id}",
+                str(plan.get("name") or f"m{match_id}"),
                 bytes.fromhex(plan["seed"]),
                 bots,
                 MatchConfig(**plan["config"]),

@@ -107,8 +107,8 @@ def add_worker_routes(app: FastAPI, league: League, rules: FleetRules) -> None:
 
     @app.get(f"{WORKER_PREFIX}/me")
     def worker_me(worker: WorkerName) -> dict[str, str]:
-        """The worker the token belongs to."""
-        return {"worker": worker}
+        """The worker the token belongs to (and that this is a league, not a ladder)."""
+        return {"worker": worker, "kind": "league"}
 
     @app.get(f"{WORKER_PREFIX}/sources/{{sha256}}")
     def worker_source(sha256: str, worker: WorkerName) -> Response:

@@ -573,3 +573,115 @@ def version_status(league: League, version_id: int) -> VersionStatus:
     """The status of a version now."""
     with unit_of_work(league.sessions) as session:
         return session.get_one(BotVersion, version_id).status
+
+
+# ---------------------------------------------------------------------- arena run on a fleet
+
+
+LADDER = ("greedy", "counter", "random", "--matches", "6", "--seed", "7", "--hand-cap", "10")
+
+
+@pytest.mark.slow
+def test_arena_run_on_the_fleet_writes_what_a_local_run_writes(
+    broker: RedisServer, tmp_path: Path
+) -> None:
+    """The same ladder played here and by two workers: the same records, standings and files."""
+    local = subprocess.run(
+        _arena("run", *LADDER, "--sandbox", "process", "--out", str(tmp_path / "local")),
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S,
+    )
+    assert 0 == local.returncode, local.stderr
+    port = free_port()
+    token = "ffw_" + "t" * 43
+    env = {**os.environ, "ARENA_WORKER_TOKEN": token}
+    out = tmp_path / "fleet"
+    with open(tmp_path / "ladder.log", "wb") as log:
+        ladder = subprocess.Popen(
+            _arena(
+                "run",
+                *LADDER,
+                "--sandbox",
+                "process",
+                "--out",
+                str(out),
+                "--executor",
+                "celery",
+                "--broker",
+                broker.url,
+                "--listen",
+                f"127.0.0.1:{port}",
+            ),
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            env=env,
+        )
+    workers = []
+    try:
+
+        def listening() -> bool:
+            assert ladder.poll() is None, f"the ladder exited with {ladder.returncode}"
+            try:
+                me = httpx.get(
+                    f"http://127.0.0.1:{port}/api/v1/worker/me",
+                    headers={"Authorization": f"Bearer {token}"},
+                    timeout=5,
+                )
+            except httpx.HTTPError:
+                return False
+            assert 200 == me.status_code, me.text
+            return True
+
+        wait_for("the ladder's worker routes", listening)
+        for name in ("w1", "w2"):
+            command = _arena(
+                "worker",
+                "--broker",
+                broker.url,
+                "--league",
+                f"http://127.0.0.1:{port}",
+                "--hostname",
+                f"{name}@test",
+                "--sandbox",
+                "process-unsafe",
+                "--cache",
+                str(tmp_path / f"cache-{name}"),
+            )
+            with open(tmp_path / f"{name}.log", "ab") as err:
+                worker = subprocess.Popen(
+                    command,
+                    stdout=subprocess.DEVNULL,
+                    stderr=err,
+                    env=env,
+                    start_new_session=True,
+                )
+            workers.append(worker)
+        assert 0 == ladder.wait(timeout=WAIT_S), (tmp_path / "ladder.log").read_text()
+    finally:
+        for proc in [ladder, *workers]:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        sys.stderr.write((tmp_path / "ladder.log").read_text(errors="replace")[-4000:])
+
+    def records(run: Path) -> list[tuple[object, ...]]:
+        lines = (run / "matches.jsonl").read_text(encoding="utf-8").splitlines()
+        rows = [json.loads(line) for line in lines]
+        return sorted(
+            (r["match_id"], r["status"], r["bots"], r["placements"], r["bankrolls"], r["hands"])
+            for r in rows
+        )
+
+    assert records(tmp_path / "local") == records(out)
+    standings = [
+        json.loads((run / "standings.json").read_text()) for run in (tmp_path / "local", out)
+    ]
+    assert standings[0] == standings[1]
+    for run in (tmp_path / "local", out):
+        assert 6 == len(list((run / "replays").glob("m*.jsonl")))
+    local_logs = sorted(
+        p.relative_to(tmp_path / "local") for p in (tmp_path / "local" / "logs").rglob("*.log")
+    )
+    fleet_logs = sorted(p.relative_to(out) for p in (out / "logs").rglob("*.log"))
+    assert local_logs == fleet_logs
