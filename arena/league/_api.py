@@ -16,7 +16,9 @@ caller: anonymous, another user, the owner, an admin):
   one's own); admins may not submit for someone else;
 - the bot's owner or an admin: a version's validation steps and their logs, its source
   archive, activating a version, a seat's bot log;
-- an admin: disabling and enabling bots.
+- an admin: disabling and enabling bots;
+- a fleet's worker, with a worker token and nothing else: the routes under
+  ``/api/v1/worker/`` (``_worker_api.py``), which no user's token opens.
 
 Errors are ``{"error": "one sentence"}`` with the status of the
 :class:`~arena.league.LeagueError` raised (401 no or a bad token, one answer for every bad

@@ -363,7 +363,7 @@ class CeleryExecutor:
         self.validation = validation
         self.republish_after = republish_after
         self.poll = poll
-        self._published: dict[tuple[str, int], float] = {}
+        self._published: dict[tuple[str, int, int], float] = {}
         self._sent: Counter[str] = Counter()
         self._failures = 0
         self._lock = threading.Lock()
@@ -433,25 +433,26 @@ class CeleryExecutor:
 
         with unit_of_work(self.league.sessions) as session:
             versions = waiting_versions(session, limit=_PUBLISH_BATCH) if self.validation else []
-            matches = session.scalars(
-                select(Match.id)
+            matches = session.execute(
+                select(Match.id, Match.attempts)
                 .where(Match.status == MatchStatus.QUEUED)
                 .order_by(Match.id)
                 .limit(_PUBLISH_BATCH)
             ).all()
+        # A job is known by its attempt too: a match put back in the queue (its lease ran
+        # out, or its worker failed) is a new job, published at once; what is no longer
+        # waiting is forgotten.
         jobs = [
-            *((VALIDATE, validation_queue(self.kind), v) for v in versions),
-            *((PLAY_MATCH, match_queue(self.kind), m) for m in matches),
+            *((VALIDATE, validation_queue(self.kind), v, 0) for v in versions),
+            *((PLAY_MATCH, match_queue(self.kind), m, n) for m, n in matches),
         ]
-        # What is no longer waiting is forgotten: a match whose lease runs out is queued
-        # again and published at once.
-        waiting = {(task, job) for task, _, job in jobs}
+        waiting = {(task, job, n) for task, _, job, n in jobs}
         published = {key: t for key, t in self._published.items() if key in waiting}
         self._published = published
-        for task, queue, job in jobs:
+        for task, queue, job, n in jobs:
             if self._stop.is_set():
                 return
-            sent = published.get((task, job))
+            sent = published.get((task, job, n))
             if sent is not None and time.monotonic() - sent < self.republish_after:
                 continue
             self.app.send_task(
@@ -461,7 +462,7 @@ class CeleryExecutor:
                 retry=True,
                 retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5},
             )
-            published[(task, job)] = time.monotonic()
+            published[(task, job, n)] = time.monotonic()
             with self._lock:
                 self._sent[task] += 1
             logger.debug("%s %d published", task, job, extra={"queue": queue})

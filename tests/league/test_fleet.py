@@ -46,6 +46,7 @@ from arena.league import (
 from arena.league._api import create_app, serve_in_thread
 from arena.league._dispatch import FleetRules
 from arena.league._fleet import FleetPlayer
+from arena.sandbox._docker import docker_available
 
 from .test_executor import (
     SHORT,
@@ -170,14 +171,14 @@ class Fleet:
         """The log file of the process ``name`` (``server`` or a worker's name)."""
         return self.directory / f"{name}.log"
 
-    def serve(self, *options: str) -> None:
+    def serve(self, *options: str, sandbox: str = "process-unsafe") -> None:
         """Start ``arena league serve --executor celery`` and wait until it is healthy."""
         command = _arena(
             "league",
             "serve",
             str(self.league.home),
             "--sandbox",
-            "process-unsafe",
+            sandbox,
             "--port",
             str(self.port),
             "--executor",
@@ -197,7 +198,9 @@ class Fleet:
         self.server.send_signal(signal.SIGTERM)
         assert 0 == self.server.wait(timeout=WAIT_S)
 
-    def start_worker(self, name: str, token: str, concurrency: int = 1) -> subprocess.Popen[bytes]:
+    def start_worker(
+        self, name: str, token: str, concurrency: int = 1, sandbox: str = "process-unsafe"
+    ) -> subprocess.Popen[bytes]:
         """Start ``arena worker NAME`` in a session of its own (its bots die with it)."""
         command = _arena(
             "worker",
@@ -210,7 +213,7 @@ class Fleet:
             "--hostname",
             f"{name}@test",
             "--sandbox",
-            "process-unsafe",
+            sandbox,
             "--cache",
             str(self.directory / f"cache-{name}"),
         )
@@ -344,6 +347,53 @@ def test_a_match_whose_worker_is_killed_is_played_again_elsewhere_once(
     for m in rows.values():
         assert (MatchStatus.FINISHED, None, None) == (m.status, m.lease_owner, m.lease_expires)
     assert len(rows) == check_counts_and_ratings(league)
+
+
+@pytest.mark.slow
+def test_sigterm_drains_a_worker_its_match_finished_nothing_more_taken(
+    league: League, fleet: Fleet, tmp_path: Path
+) -> None:
+    """SIGTERM: the worker finishes and reports the match it plays, takes no other, exits 0."""
+    add_versions(league, [slow_bot(tmp_path / f"slow{i}", 0.05) for i in range(3)])
+    queue_group(league, 3)
+    fleet.serve("--no-schedule")
+    worker = fleet.start_worker("w1", worker_token(league, "w1"))
+
+    def held() -> list[int]:
+        return [m.id for m in matches(league) if m.status is MatchStatus.RUNNING]
+
+    wait_for("w1 to hold a match", lambda: bool(held()))
+    (playing,) = held()
+    worker.send_signal(signal.SIGTERM)
+    assert 0 == worker.wait(timeout=WAIT_S)
+    fleet.stop_server()
+    rows = {m.id: m for m in matches(league)}
+    assert {playing} == fleet.played_by("w1")
+    assert (MatchStatus.FINISHED, 1) == (rows[playing].status, rows[playing].attempts)
+    assert {MatchStatus.QUEUED} == {m.status for i, m in rows.items() if i != playing}
+    assert 1 == check_counts_and_ratings(league)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_the_fleet_plays_in_the_docker_sandbox(league: League, fleet: Fleet) -> None:
+    """A worker offering Docker gets the league's Docker matches and plays them in containers."""
+    reason = docker_available()
+    if reason is not None:
+        if os.environ.get("ARENA_REQUIRE_DOCKER"):
+            pytest.fail(f"ARENA_REQUIRE_DOCKER is set but {reason}", pytrace=False)
+        pytest.skip(reason)
+    add_versions(league, [bundled(name) for name in ("random", "greedy", "counter")])
+    queue_group(league, 3)
+    fleet.serve("--no-schedule", sandbox="docker")
+    fleet.start_worker("w1", worker_token(league, "w1"), concurrency=2, sandbox="docker")
+    wait_for("the matches played in Docker", lambda: all_finished(league), timeout=3 * WAIT_S)
+    fleet.stop_server()
+    rows = matches(league)
+    assert 3 == check_counts_and_ratings(league)
+    for m in rows:
+        assert m.result is not None and all(seat["started"] for seat in m.result["seats"])
+    assert {m.id for m in rows} == fleet.played_by("w1")
 
 
 @pytest.mark.slow
