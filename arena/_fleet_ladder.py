@@ -25,7 +25,6 @@ import contextlib
 import dataclasses
 import hashlib
 import hmac
-import queue
 import secrets
 import shutil
 import tempfile
@@ -40,6 +39,8 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from arena._deal import match_seed
+from arena._ladder import Collector, _Done
+from arena.league._accounts import bearer_token
 from arena.league._api import _error_handlers, _read_upload, serve_in_thread
 from arena.league._errors import Conflict, LeagueError, NotAuthenticated, NotFound
 from arena.league._fleet import PLAY_MATCH, WORKER_PREFIX, fleet_app, worker_queues
@@ -47,7 +48,7 @@ from arena.league._uploads import pack_bot
 from arena.league._worker_api import Claimed, Failure, Result
 
 if TYPE_CHECKING:
-    from arena._ladder import LadderSpec, _Done, _Job
+    from arena._ladder import LadderSpec, _Job
 
 __all__ = ["DEFAULT_LADDER_LEASE", "FleetOptions", "FleetPool", "ladder_queue"]
 
@@ -93,7 +94,7 @@ class _State:
     published: float | None = None
 
 
-class FleetPool:
+class FleetPool(Collector):
     """The ladder's pool (as ``arena._ladder._Pool``) whose matches a fleet plays.
 
     Args:
@@ -118,7 +119,8 @@ class FleetPool:
         lease: float = DEFAULT_LADDER_LEASE,
         republish_after: float = _REPUBLISH_S,
     ) -> None:
-        self._spec, self._out, self._key, self._cancel = spec, out, key, cancel
+        super().__init__(cancel)
+        self._spec, self._out, self._key = spec, out, key
         self._token = options.token
         self._lease = lease
         self._republish_after = republish_after
@@ -133,8 +135,6 @@ class FleetPool:
         self._plan_index = {p.match_id: i for i, p in enumerate(spec.plan(key))}
         self._states: dict[int, _State] = {}
         self._lock = threading.Lock()
-        self._results: queue.Queue[_Done] = queue.Queue()
-        self._pending = 0
         self._seats = 0
         self._scratch = Path(tempfile.mkdtemp(prefix="ffl-"))
         self._app = fleet_app(options.broker)
@@ -155,16 +155,6 @@ class FleetPool:
             self._pending += 1
             self._states[index] = _State(job)
         self._publish(index)
-
-    def results(self) -> Iterator[_Done]:
-        """Each result as a worker posts it, until none is pending or the ladder is cancelled."""
-        while self._pending and not self._cancel.is_set():
-            try:
-                result = self._results.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            self._pending -= 1
-            yield result
 
     @property
     def starts(self) -> int:
@@ -232,11 +222,8 @@ class FleetPool:
 
     def _routes(self) -> Any:
         def worker(request: Request) -> None:
-            header = request.headers.get("authorization", "")
-            scheme, _, token = header.strip().partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(
-                token.strip().encode(), self._token.encode()
-            ):
+            token = bearer_token(request.headers.get("authorization"), "invalid worker token")
+            if token is None or not hmac.compare_digest(token.encode(), self._token.encode()):
                 raise NotAuthenticated("invalid worker token")
 
         app = FastAPI(title="arena run: a ladder's worker routes", dependencies=[Depends(worker)])
@@ -301,8 +288,6 @@ class FleetPool:
 
         @app.post(f"{WORKER_PREFIX}/matches/{{index}}/fail")
         def fail(index: int, body: Failure) -> JSONResponse:
-            from arena._ladder import _Done
-
             with self._lock:
                 state = self._held(index, body.claim)
                 del self._states[index]
@@ -313,8 +298,6 @@ class FleetPool:
 
     def _recorded(self, job: _Job, record: dict[str, Any], posted: Result) -> _Done:
         """The posted record as the ladder's own: its replay and logs written in ``out``."""
-        from arena._ladder import _Done
-
         match_id = job.planned.match_id
         replay = self._out / "replays" / f"{match_id}.jsonl"
         shutil.copyfile(self._scratch / posted.replay_sha256, replay)

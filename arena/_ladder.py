@@ -584,7 +584,26 @@ def _append(path: Path, record: Mapping[str, Any]) -> None:
         os.fsync(fh.fileno())
 
 
-class _Pool:
+class Collector:
+    """Matches' results coming back to the ladder's thread, wherever they were played."""
+
+    def __init__(self, cancel: threading.Event) -> None:
+        self._cancel = cancel
+        self._results: queue.Queue[_Done] = queue.Queue()
+        self._pending = 0
+
+    def results(self) -> Iterator[_Done]:
+        """Each result as it comes, until none is pending or the ladder is cancelled."""
+        while self._pending and not self._cancel.is_set():
+            try:
+                result = self._results.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            self._pending -= 1
+            yield result
+
+
+class _Pool(Collector):
     """``jobs`` daemon threads playing matches; results come back to the calling thread.
 
     Daemon threads, not an executor: after Ctrl-C the ladder must return within seconds, even
@@ -601,13 +620,11 @@ class _Pool:
         jobs: int,
         cancel: threading.Event,
     ) -> None:
+        super().__init__(cancel)
         self._spec, self._out, self._sandbox, self._key = spec, out, sandbox, key
-        self._cancel = cancel
         self._config = spec.config()
         self._by_name = {b.name: b for b in spec.bots}
         self._jobs: queue.Queue[_Job | None] = queue.Queue()
-        self._results: queue.Queue[_Done] = queue.Queue()
-        self._pending = 0
         self._scratch = Path(tempfile.mkdtemp(prefix="ffa-"))
         # One host for every slot: a match takes the idle instances of its lineage, whichever
         # slot played them last, so a bot is started once per lineage and match played at once.
@@ -621,16 +638,6 @@ class _Pool:
     def submit(self, job: _Job) -> None:
         self._pending += 1
         self._jobs.put(job)
-
-    def results(self) -> Iterator[_Done]:
-        """Each result as it comes, until none is pending or the ladder is cancelled."""
-        while self._pending and not self._cancel.is_set():
-            try:
-                result = self._results.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            self._pending -= 1
-            yield result
 
     @property
     def starts(self) -> int:

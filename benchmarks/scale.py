@@ -25,11 +25,15 @@ Prints lines for scripts::
     scale local: N matches/min (C slots)
     scale fleet 1 worker: N matches/min
     scale fleet 2 workers: N matches/min (xR of 1 worker)
+    scale worker calls: X ms per match in N calls to the league (…)
     scale overhead: X ms per match against the local executor, median of R rounds (…)
 
-The overhead is ((b) - (a)) wall time * concurrency / matches, per round: what a slot loses
-per match to the broker, the HTTP calls and the claims (target <= 50 ms). Figures go in
-``docs/deploy.md``.
+The worker calls are the time one worker's player spends in its HTTP calls to the league
+per match (the plan played once more, one match at a time, by a player in this process
+against the league's API on a real socket): the fleet's own cost. The overhead is ((b) -
+(a)) wall time * concurrency / matches, per round: everything a slot loses per match to the
+fleet (target <= 50 ms), the league server's, the worker's and Redis's share of this
+machine's cores included. Figures go in ``docs/deploy.md``.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 from sqlalchemy import func, select, update
@@ -65,8 +70,10 @@ from arena.league import (
     pack_bot,
     unit_of_work,
 )
+from arena.league._api import create_app, serve_in_thread
+from arena.league._dispatch import FleetRules
 from arena.league._executor import LocalExecutor
-from arena.league._fleet import fleet_app
+from arena.league._fleet import FleetPlayer, fleet_app
 from arena.league._scheduler import schedule
 from arena.league._versions import submit_version
 from arena.sandbox import ProcessSandbox
@@ -276,6 +283,51 @@ def _timed_fleet(
         log.close()
 
 
+class _TimedPlayer(FleetPlayer):
+    """A worker's player that times its calls to the league (the fleet's own cost)."""
+
+    seconds = 0.0
+    calls = 0
+
+    def _timed(self, call: Callable[[], Any]) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return call()
+        finally:
+            self.seconds += time.perf_counter() - t0
+            self.calls += 1
+
+    def _claim(self, path: str) -> dict[str, Any] | None:
+        return self._timed(lambda: super(_TimedPlayer, self)._claim(path))  # type: ignore[no-any-return]
+
+    def _upload(self, data: bytes) -> str:
+        return self._timed(lambda: super(_TimedPlayer, self)._upload(data))  # type: ignore[no-any-return]
+
+    def post(self, path: str, claim: str, **body: Any) -> httpx.Response:
+        return self._timed(lambda: super(_TimedPlayer, self).post(path, claim, **body))  # type: ignore[no-any-return]
+
+
+def _worker_calls(league: League, matches: int, config: MatchConfig) -> tuple[float, float]:
+    """Play the plan with one in-process player over real HTTP: ms and calls per match."""
+    with unit_of_work(league.sessions) as session:
+        token = add_worker(session, league.key, "timed").token
+    box = ProcessSandbox()
+    workdir = Path(tempfile.mkdtemp(prefix="fft-"))
+    app = create_app(league, fleet=FleetRules(config=config))
+    try:
+        with serve_in_thread(app) as url:
+            player = _TimedPlayer(url, token, box, workdir=workdir, cache=workdir / "cache")
+            _queue(league, matches)
+            played = 0
+            for match_id in range(1, _queued(league) + 1):
+                played += player.play(match_id) != "taken"
+            player.close()
+    finally:
+        box.close()
+        shutil.rmtree(workdir, ignore_errors=True)
+    return player.seconds * 1000 / played, player.calls / played
+
+
 def _healthy(url: str) -> bool:
     try:
         return httpx.get(f"{url}/api/v1/health", timeout=5).status_code == 200
@@ -332,12 +384,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 overheads.append((one[-1] - local[-1]) * args.concurrency / played * 1000)
             with _league(root / "fleet2", bots) as league:
                 two = _timed_fleet(league, args.matches, 2, args.concurrency, args.hand_cap, broker)
+        with _league(root / "timed", bots) as league:
+            http_ms, calls = _worker_calls(league, args.matches, config)
         best_local, best_one = min(local), min(one)
         print(f"scale local: {played * 60 / best_local:.1f} matches/min ({args.concurrency} slots)")
         print(f"scale fleet 1 worker: {played * 60 / best_one:.1f} matches/min")
         print(
             f"scale fleet 2 workers: {played * 60 / two:.1f} matches/min "
             f"(x{best_one / two:.2f} of 1 worker)"
+        )
+        print(
+            f"scale worker calls: {http_ms:.1f} ms per match in {calls:.1f} calls to the "
+            "league (claim, renewals, uploads, result; one worker, no other load)"
         )
         told = ", ".join(f"{o:.0f}" for o in overheads)
         print(

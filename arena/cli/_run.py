@@ -24,7 +24,7 @@ from arena._runner import TimeControl
 from arena._sprt import SprtDecision, SprtResult, SprtSpec, run_sprt, saved_sprt
 from arena._text import clean
 from arena.cli._errors import ArenaCliError
-from arena.cli._options import runtime_option, sandbox_option, time_options
+from arena.cli._options import executor_options, runtime_option, sandbox_option, time_options
 from arena.cli._table import STANDINGS_LEGEND, standings_table
 from arena.sandbox import Sandbox, SandboxLimits, choose_sandbox
 from flipflop import MatchConfig
@@ -181,20 +181,7 @@ def _given(ctx: click.Context, name: str) -> bool:
     show_default=True,
     help="With --sprt: the most duplicate sets to play before stopping undecided.",
 )
-@click.option(
-    "--executor",
-    type=click.Choice(["local", "celery"]),
-    default="local",
-    show_default=True,
-    help="Who plays the matches: this machine (local), or the `arena worker` machines of a "
-    "Celery fleet fed through --broker (celery); the files and standings are the same.",
-)
-@click.option(
-    "--broker",
-    metavar="URL",
-    envvar="ARENA_BROKER",
-    help="With --executor celery: the fleet's broker, redis://HOST:PORT/N.",
-)
+@executor_options("this machine's --jobs slots")
 @click.option(
     "--listen",
     metavar="HOST:PORT",

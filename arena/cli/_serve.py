@@ -28,7 +28,13 @@ import click
 from arena._errors import SandboxUnavailable
 from arena._runner import TimeControl
 from arena.cli._errors import ArenaCliError
-from arena.cli._options import league_sandbox_option, runtime_option, time_options
+from arena.cli._options import (
+    executor_options,
+    league_sandbox_option,
+    log_level_option,
+    runtime_option,
+    time_options,
+)
 from arena.league._dispatch import DEFAULT_REPUBLISH, FleetRules
 from arena.league._errors import LeagueError
 from arena.league._executor import DEFAULT_LEASE
@@ -121,20 +127,7 @@ _SIGNALS = (signal.SIGINT, signal.SIGTERM)
     show_default=True,
     help="Schedule new matches; --no-schedule only plays what is queued (drains the queue).",
 )
-@click.option(
-    "--executor",
-    type=click.Choice(["local", "celery"]),
-    default="local",
-    show_default=True,
-    help="Who plays the matches: this server's --slots (local), or a fleet of `arena worker` "
-    "machines fed through --broker (celery; the slots then validate submissions only).",
-)
-@click.option(
-    "--broker",
-    metavar="URL",
-    envvar="ARENA_BROKER",
-    help="The fleet's Celery broker, redis://HOST:PORT/N (with --executor celery).",
-)
+@executor_options("this server's --slots")
 @click.option(
     "--republish",
     type=click.FloatRange(min=0.5),
@@ -144,13 +137,7 @@ _SIGNALS = (signal.SIGINT, signal.SIGTERM)
     help="With --executor celery: publish a match that is still queued again after this "
     "long (its message may have been lost with the broker).",
 )
-@click.option(
-    "--log-level",
-    type=click.Choice(["debug", "info", "warning", "error"]),
-    default="info",
-    show_default=True,
-    help="The least important log records written (JSON lines on standard error).",
-)
+@log_level_option
 def serve(
     directory: Path | None,
     host: str,

@@ -24,7 +24,7 @@ import click
 import httpx
 
 from arena.cli._errors import ArenaCliError
-from arena.cli._options import league_sandbox_option, runtime_option
+from arena.cli._options import league_sandbox_option, log_level_option, runtime_option
 from arena.cli._serve import PROCESS_SANDBOX_WARNING, open_sandbox
 from arena.league._metrics import setup_logging
 
@@ -86,13 +86,7 @@ def _default_cache() -> Path:
     default=None,
     help="Where bots' sources are kept by content hash.  [default: ~/.cache/arena/worker]",
 )
-@click.option(
-    "--log-level",
-    type=click.Choice(["debug", "info", "warning", "error"]),
-    default="info",
-    show_default=True,
-    help="The least important log records written (JSON lines on standard error).",
-)
+@log_level_option
 def worker(
     broker: str,
     league_url: str,

@@ -30,6 +30,7 @@ __all__ = [
     "Role",
     "User",
     "authenticate",
+    "bearer_token",
     "create_user",
     "disable_user",
     "find_user",
@@ -242,6 +243,20 @@ def authenticate(
         api_token.last_used_at = now
         session.flush()
     return Account.of(user)
+
+
+def bearer_token(header: str | None, refused: str) -> str | None:
+    """The token of an ``Authorization: Bearer TOKEN`` header; None without a header.
+
+    Raises:
+        NotAuthenticated: another scheme, with the sentence ``refused``.
+    """
+    if header is None:
+        return None
+    scheme, _, token = header.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        raise NotAuthenticated(refused)
+    return token.strip()
 
 
 def disable_user(session: Session, name: str, *, disabled: bool = True) -> Account:

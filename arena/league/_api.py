@@ -52,7 +52,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arena import __version__
-from arena.league._accounts import Account, Role, User, authenticate
+from arena.league._accounts import Account, Role, User, authenticate, bearer_token
 from arena.league._bots import Bot, BotVersion, StepKind, VersionStatus, disable_bot
 from arena.league._db import unit_of_work
 from arena.league._dispatch import FleetRules
@@ -118,15 +118,14 @@ class UnsupportedUpload(UploadRejected):
 
 def _caller(request: Request) -> Account | None:
     """The account of the request's Bearer token; None without an Authorization header."""
-    header = request.headers.get("authorization")
-    if header is None or request.url.path.startswith(WORKER_PREFIX + "/"):
+    if request.url.path.startswith(WORKER_PREFIX + "/"):
         return None  # a worker's routes read a worker's token (``_worker_api.py``)
-    scheme, _, token = header.strip().partition(" ")
-    if scheme.lower() != "bearer":
-        raise NotAuthenticated("invalid or expired API token")
+    token = bearer_token(request.headers.get("authorization"), "invalid or expired API token")
+    if token is None:
+        return None
     league: League = request.app.state.league
     with unit_of_work(league.sessions) as session:
-        return authenticate(session, league.key, token.strip())
+        return authenticate(session, league.key, token)
 
 
 Caller = Annotated[Account | None, Depends(_caller)]

@@ -28,7 +28,6 @@ first (the broker's queues are read in the worker's order, ``queue_order_strateg
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import datetime as dt
 import hashlib
@@ -36,7 +35,7 @@ import logging
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +45,7 @@ from celery import Celery
 from arena._runner import MatchCancelled, TimeControl, run_match
 from arena.league._bots import StepKind, VersionStatus
 from arena.league._uploads import UploadLimits
-from arena.league._validation import StepResult, run_validation
+from arena.league._validation import StepResult, renewing, run_validation
 from arena.league._versions import cached_source
 from arena.sandbox import Sandbox
 from flipflop import BotManifest, MatchConfig, read_manifest, to_jsonable
@@ -135,19 +134,21 @@ def fleet_app(broker: str) -> FleetApp:
 
     @app.task(name=PLAY_MATCH, bind=True, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
     def play_match(task: Any, match_id: int) -> str:
-        player = task.app.player
-        if player is None:
-            raise RuntimeError("this process is no arena worker: it has no FleetPlayer")
-        return str(player.play(int(match_id)))
+        return _player(task).play(int(match_id))
 
     @app.task(name=VALIDATE, bind=True, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
     def validate(task: Any, version_id: int) -> str:
-        player = task.app.player
-        if player is None:
-            raise RuntimeError("this process is no arena worker: it has no FleetPlayer")
-        return str(player.validate(int(version_id)))
+        return _player(task).validate(int(version_id))
 
     return app
+
+
+def _player(task: Any) -> FleetPlayer:
+    """The player of the worker process a task runs in."""
+    player: FleetPlayer | None = task.app.player
+    if player is None:
+        raise RuntimeError("this process is no arena worker: it has no FleetPlayer")
+    return player
 
 
 class FleetPlayer:
@@ -209,13 +210,9 @@ class FleetPlayer:
         (the lease was lost while playing), ``error`` (handed back to the league as a
         failure of the arena's).
         """
-        response = self.http.post(f"/matches/{match_id}/claim")
-        self._refused(response)
-        if response.status_code in (404, 409):
-            logger.info("match %d: %s", match_id, response.json()["error"])
+        plan = self._claim(f"/matches/{match_id}/claim")
+        if plan is None:
             return "taken"
-        response.raise_for_status()
-        plan: dict[str, Any] = response.json()
         scratch = Path(tempfile.mkdtemp(dir=self.workdir, prefix=f"m{match_id}-"))
         try:
             return self._play(plan, scratch)
@@ -228,13 +225,9 @@ class FleetPlayer:
         ``taken`` when it is not waiting for validation (validated, or being validated,
         elsewhere).
         """
-        response = self.http.post(f"/versions/{version_id}/claim")
-        self._refused(response)
-        if response.status_code in (404, 409):
-            logger.info("version %d: %s", version_id, response.json()["error"])
+        job = self._claim(f"/versions/{version_id}/claim")
+        if job is None:
             return "taken"
-        response.raise_for_status()
-        job: dict[str, Any] = response.json()
         ledger = _LeagueOverHttp(self, version_id, str(job["claim"]), float(job["lease_s"]))
         status = run_validation(
             ledger,
@@ -304,6 +297,17 @@ class FleetPlayer:
         outcome = "void" if record.void else "finished"
         logger.info("match %d %s in %.2f s", match_id, outcome, record.seconds)
         return outcome
+
+    def _claim(self, path: str) -> dict[str, Any] | None:
+        """Claim a job at ``path``: what the league says it needs; None if it is taken."""
+        response = self.http.post(path)
+        self._refused(response)
+        if response.status_code in (404, 409):
+            logger.info("%s: %s", path, response.json()["error"])
+            return None
+        response.raise_for_status()
+        answer: dict[str, Any] = response.json()
+        return answer
 
     def _manifest(self, seat: dict[str, Any]) -> BotManifest:
         """A seat's manifest, its source fetched from the league into the cache once."""
@@ -399,27 +403,16 @@ class _LeagueOverHttp:
         self.last_status = VersionStatus(response.json()["status"])
         return self.last_status
 
-    @contextlib.contextmanager
-    def renewing(self) -> Iterator[None]:
-        stop = threading.Event()
+    def renewing(self) -> AbstractContextManager[None]:
+        return renewing(self._renew, dt.timedelta(seconds=self.lease_s), f"lease{self.path}")
 
-        def renew() -> None:
-            while not stop.wait(max(self.lease_s / _RENEWALS, 0.05)):
-                try:
-                    response = self.player.post(f"{self.path}/lease", self.claim)
-                except (httpx.HTTPError, WorkerRefused):  # the next one tries again
-                    logger.exception("renewing the validation lease of %s failed", self.path)
-                    continue
-                if response.status_code == 409:
-                    return  # lost: the step's end is refused
-
-        thread = threading.Thread(target=renew, name=f"lease{self.path}", daemon=True)
-        thread.start()
+    def _renew(self) -> bool:
+        """Renew the lease once; False when it is lost (the step's end will be refused)."""
         try:
-            yield
-        finally:
-            stop.set()
-            thread.join()
+            response = self.player.post(f"{self.path}/lease", self.claim)
+        except WorkerRefused:
+            return False
+        return response.status_code != 409
 
     def status(self) -> VersionStatus:
         # The worker cannot read another validator's status; it reports what it last knew.

@@ -73,6 +73,7 @@ __all__ = [
     "StepResult",
     "begin_validation",
     "house_bots",
+    "renewing",
     "run_validation",
     "validate_version",
 ]
@@ -289,7 +290,7 @@ class LeagueLedger:
 
     def renewing(self) -> AbstractContextManager[None]:
         """See :class:`Ledger`."""
-        return _renewing(self.league, self.version_id, self.worker, self.lease)
+        return renewing(self.renew, self.lease, f"lease-v{self.version_id}")
 
     def status(self) -> VersionStatus:
         """See :class:`Ledger`."""
@@ -675,21 +676,24 @@ def _status(league: League, version_id: int) -> VersionStatus:
 
 
 @contextlib.contextmanager
-def _renewing(league: League, version_id: int, worker: str, lease: dt.timedelta) -> Iterator[None]:
-    """Renew ``worker``'s lease every third of it, on a thread, while the block runs."""
+def renewing(renew: Callable[[], bool], lease: dt.timedelta, name: str) -> Iterator[None]:
+    """Call ``renew`` every third of ``lease``, on a thread named ``name``, while the block runs.
+
+    ``renew`` answering False (the lease is lost) ends the renewals: the step's end will
+    write nothing. An exception is logged, and the next renewal tries again.
+    """
     stop = threading.Event()
     interval = max(lease.total_seconds() / _LEASE_RENEWALS, 0.05)
 
-    def renew() -> None:
+    def loop() -> None:
         while not stop.wait(interval):
             try:
-                with unit_of_work(league.sessions) as session:
-                    if not _held(session, version_id, worker, lease):
-                        return  # lost: the step's end will write nothing
+                if not renew():
+                    return
             except Exception:  # the next renewal, or the step's end, tries again
-                logger.exception("renewing the validation lease of version %d", version_id)
+                logger.exception("renewing the lease of %s failed", name)
 
-    thread = threading.Thread(target=renew, name=f"lease-v{version_id}", daemon=True)
+    thread = threading.Thread(target=loop, name=name, daemon=True)
     thread.start()
     try:
         yield

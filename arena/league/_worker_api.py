@@ -29,6 +29,7 @@ from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
+from arena.league._accounts import bearer_token
 from arena.league._artifacts import check_digest
 from arena.league._bots import BotVersion, StepKind, StepOutcome
 from arena.league._db import unit_of_work
@@ -58,15 +59,12 @@ MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 
 def _worker(request: Request) -> str:
     """The name of the worker whose token the request carries."""
-    header = request.headers.get("authorization")
-    if header is None:
+    token = bearer_token(request.headers.get("authorization"), "invalid worker token")
+    if token is None:
         raise NotAuthenticated("this needs a worker token (Authorization: Bearer ffw_…)")
-    scheme, _, token = header.strip().partition(" ")
-    if scheme.lower() != "bearer":
-        raise NotAuthenticated("invalid worker token")
     league: League = request.app.state.league
     with unit_of_work(league.sessions) as session:
-        return authenticate_worker(session, league.key, token.strip())
+        return authenticate_worker(session, league.key, token)
 
 
 WorkerName = Annotated[str, Depends(_worker)]
