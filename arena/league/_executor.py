@@ -187,7 +187,6 @@ class LocalExecutor:
         config: the rules every match is played by; its ``seats`` is set from each match.
         clock: the bots' time limits.
         validation: validate versions (ahead of matches) as well as play matches.
-        matches: play matches (False: a validator only, beside a fleet that plays them).
         poll: how often an idle slot looks for work, in seconds (:meth:`wake` wakes it).
 
     Example::
@@ -210,7 +209,6 @@ class LocalExecutor:
         config: MatchConfig | None = None,
         clock: TimeControl | None = None,
         validation: bool = True,
-        matches: bool = True,
         poll: float = 1.0,
     ) -> None:
         if slots < 1:
@@ -225,7 +223,6 @@ class LocalExecutor:
         self.config = config or MatchConfig()
         self.clock = clock or TimeControl()
         self.validation = validation
-        self.matches = matches
         self.poll = poll
         self._slots = [_Slot(i, f"{self.worker}/{i}") for i in range(slots)]
         self._lock = threading.Lock()
@@ -345,7 +342,7 @@ class LocalExecutor:
                 version = claim_validation(session, slot.owner, self.lease)
                 if version is not None:
                     return version
-            return claim_match(session, slot.owner, self.lease) if self.matches else None
+            return claim_match(session, slot.owner, self.lease)
 
     def _validate(self, slot: _Slot, version_id: int) -> None:
         slot.job = _Job(version=version_id)
