@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena._deal import deal_key_from_seed, load_deal_key, match_seed, new_deal_key, save_deal_key
 from arena._errors import PlanError, ResultsError
@@ -59,6 +59,9 @@ from arena._runner import MatchCancelled, MatchRecord, TimeControl, run_match
 from arena._standings import BotStanding, MatchOutcome, write_standings
 from arena.sandbox import Sandbox
 from flipflop import BotManifest, MatchConfig, read_manifest, to_jsonable
+
+if TYPE_CHECKING:
+    from arena._fleet_ladder import FleetOptions, FleetPool
 
 __all__ = [
     "LadderResult",
@@ -420,6 +423,8 @@ def _rotations(plan: Sequence[PlannedMatch]) -> dict[str, int]:
 class _Done:
     job: _Job
     record: MatchRecord | None = None
+    data: dict[str, Any] | None = None
+    """The record as JSON, as a fleet's worker posted it (``arena._fleet_ladder``)."""
     error: str = ""
     write_error: OSError | None = None
     cancelled: bool = False
@@ -428,9 +433,12 @@ class _Done:
 def _record(job: _Job, done: _Done) -> dict[str, Any]:
     p = job.planned
     head = {"match_id": p.match_id, "group": p.group, "attempt": job.attempt}
-    if done.record is None:
+    if done.data is not None:
+        rec: dict[str, Any] = dict(done.data)
+    elif done.record is not None:
+        rec = to_jsonable(done.record)
+    else:
         return {**head, "status": "error", "bots": list(p.bots), "error": done.error}
-    rec: dict[str, Any] = to_jsonable(done.record)
     status = "void" if rec.pop("void") else "ok"
     return {**head, "status": status, **rec}
 
@@ -447,14 +455,18 @@ def run_ladder(
     spec: LadderSpec,
     out: Path,
     *,
-    sandbox: Sandbox,
+    sandbox: Sandbox | None,
     jobs: int = 1,
     resume: bool = False,
     cancel: threading.Event | None = None,
     on_match: Callable[[dict[str, Any], int, int], None] | None = None,
     on_plan: Callable[[Sequence[PlannedMatch], int], None] | None = None,
+    fleet: FleetOptions | None = None,
 ) -> LadderResult:
     """Play the ladder's unfinished matches with ``jobs`` in parallel; write every file.
+
+    With ``fleet``, a Celery fleet's workers play them instead (``arena._fleet_ladder``;
+    ``sandbox`` and ``jobs`` are then unused): the same files, records and standings.
 
     ``on_plan(plan, already_done)`` is called once before play, ``on_match(record, done,
     total)`` after each recorded match (from the calling thread). Setting ``cancel`` (or
@@ -475,7 +487,7 @@ def run_ladder(
         json.dumps(
             {
                 "identity": spec.identity(),
-                "sandbox": sandbox.isolation,
+                "sandbox": _isolation(sandbox, fleet),
                 "plan": [dataclasses.asdict(p) for p in plan],
             },
             indent=1,
@@ -494,7 +506,16 @@ def run_ladder(
         raise ResultsError(f"cannot create {out / 'replays'}: {e.strerror or e}") from e
     cancel = cancel or threading.Event()
     played, interrupted, write_error = 0, False, ""
-    with _Pool(spec, out, sandbox, key, jobs, cancel) as pool:
+    pool: _Pool | FleetPool
+    if fleet is not None:
+        from arena._fleet_ladder import FleetPool  # Celery: only when used
+
+        pool = FleetPool(spec, out, key, cancel, fleet)
+    elif sandbox is None:
+        raise PlanError("a ladder played here needs a sandbox")
+    else:
+        pool = _Pool(spec, out, sandbox, key, jobs, cancel)
+    with pool:
         for job in todo:
             pool.submit(job)
         try:
@@ -544,6 +565,12 @@ def run_ladder(
     )
 
 
+def _isolation(sandbox: Sandbox | None, fleet: FleetOptions | None) -> str:
+    if fleet is not None:
+        return f"a Celery fleet's {fleet.sandbox_kind} sandboxes ({fleet.broker})"
+    return sandbox.isolation if sandbox is not None else "none"
+
+
 def _describe(e: OSError) -> str:
     where = f"{e.filename}: " if e.filename else ""
     return f"cannot write {where}{e.strerror or e}"
@@ -557,7 +584,26 @@ def _append(path: Path, record: Mapping[str, Any]) -> None:
         os.fsync(fh.fileno())
 
 
-class _Pool:
+class Collector:
+    """Matches' results coming back to the ladder's thread, wherever they were played."""
+
+    def __init__(self, cancel: threading.Event) -> None:
+        self._cancel = cancel
+        self._results: queue.Queue[_Done] = queue.Queue()
+        self._pending = 0
+
+    def results(self) -> Iterator[_Done]:
+        """Each result as it comes, until none is pending or the ladder is cancelled."""
+        while self._pending and not self._cancel.is_set():
+            try:
+                result = self._results.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            self._pending -= 1
+            yield result
+
+
+class _Pool(Collector):
     """``jobs`` daemon threads playing matches; results come back to the calling thread.
 
     Daemon threads, not an executor: after Ctrl-C the ladder must return within seconds, even
@@ -574,13 +620,11 @@ class _Pool:
         jobs: int,
         cancel: threading.Event,
     ) -> None:
+        super().__init__(cancel)
         self._spec, self._out, self._sandbox, self._key = spec, out, sandbox, key
-        self._cancel = cancel
         self._config = spec.config()
         self._by_name = {b.name: b for b in spec.bots}
         self._jobs: queue.Queue[_Job | None] = queue.Queue()
-        self._results: queue.Queue[_Done] = queue.Queue()
-        self._pending = 0
         self._scratch = Path(tempfile.mkdtemp(prefix="ffa-"))
         # One host for every slot: a match takes the idle instances of its lineage, whichever
         # slot played them last, so a bot is started once per lineage and match played at once.
@@ -594,16 +638,6 @@ class _Pool:
     def submit(self, job: _Job) -> None:
         self._pending += 1
         self._jobs.put(job)
-
-    def results(self) -> Iterator[_Done]:
-        """Each result as it comes, until none is pending or the ladder is cancelled."""
-        while self._pending and not self._cancel.is_set():
-            try:
-                result = self._results.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            self._pending -= 1
-            yield result
 
     @property
     def starts(self) -> int:

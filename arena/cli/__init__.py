@@ -21,6 +21,7 @@ from arena.cli._new_bot import new_bot
 from arena.cli._replay import replay
 from arena.cli._run import run
 from arena.cli._submit import activate, submit, versions
+from arena.cli._worker import worker
 
 __all__ = ["main"]
 
@@ -75,3 +76,4 @@ main.add_command(login)
 main.add_command(submit)
 main.add_command(versions)
 main.add_command(activate)
+main.add_command(worker)

@@ -34,16 +34,20 @@ from arena.league import (
     ArtifactError,
     Credentials,
     IssuedToken,
+    IssuedWorkerToken,
     League,
     LeagueConfigError,
     LeagueError,
     Role,
+    add_worker,
     create_user,
     disable_bot,
     disable_user,
+    disable_worker,
     init_league,
     issue_token,
     list_users,
+    list_workers,
     open_league,
     save_credentials,
     unit_of_work,
@@ -199,6 +203,63 @@ def user_list(home: Path) -> None:
     for account in accounts:
         state = "disabled" if account.disabled else "active"
         click.echo(f"{account.name}\t{account.role}\t{state}")
+
+
+@league.group("worker")
+def worker_group() -> None:
+    """Add the machines of a Celery fleet (arena worker), issue their tokens, disable them."""
+
+
+@worker_group.command("add")
+@click.argument("name")
+@league_option
+def worker_add(name: str, home: Path) -> None:
+    """Add the worker NAME and print its token (for ARENA_WORKER_TOKEN), shown only once.
+
+    \b
+    Example:
+        arena league worker add box1 --league ./myleague
+    """
+    with _opened(home) as opened, unit_of_work(opened.sessions) as session:
+        issued = add_worker(session, opened.key, name)
+    _show_worker_token(issued)
+
+
+@worker_group.command("token")
+@click.argument("name")
+@league_option
+def worker_token(name: str, home: Path) -> None:
+    """Issue the worker NAME a new token, revoking its old one, and print it."""
+    with _opened(home) as opened, unit_of_work(opened.sessions) as session:
+        issued = add_worker(session, opened.key, name, replace=True)
+    _show_worker_token(issued)
+
+
+@worker_group.command("disable")
+@click.argument("name")
+@click.option("--enable", is_flag=True, help="Enable the worker again instead.")
+@league_option
+def worker_disable(name: str, enable: bool, home: Path) -> None:
+    """Disable the worker NAME: its token is refused from its next call on."""
+    with _opened(home) as opened, unit_of_work(opened.sessions) as session:
+        disable_worker(session, name, disabled=not enable)
+    click.echo(f"{name}: {'enabled' if enable else 'disabled'}", err=True)
+
+
+@worker_group.command("list")
+@league_option
+def worker_list(home: Path) -> None:
+    """List the league's workers: name, state, when last seen."""
+    with _opened(home) as opened, unit_of_work(opened.sessions) as session:
+        rows = list_workers(session)
+    for name, disabled, seen in rows:
+        state = "disabled" if disabled else "active"
+        click.echo(f"{name}\t{state}\t{seen.isoformat() if seen else 'never seen'}")
+
+
+def _show_worker_token(issued: IssuedWorkerToken) -> None:
+    click.echo(f"token of the worker {issued.name}, shown only this once:", err=True)
+    click.echo(issued.token)
 
 
 @league.group()

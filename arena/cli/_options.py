@@ -11,7 +11,14 @@ from arena._runner import TimeControl
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["runtime_option", "sandbox_option", "time_options"]
+__all__ = [
+    "executor_options",
+    "league_sandbox_option",
+    "log_level_option",
+    "runtime_option",
+    "sandbox_option",
+    "time_options",
+]
 
 _CLOCK_DEFAULTS = TimeControl()
 
@@ -26,6 +33,18 @@ def sandbox_option(f: F) -> F:
         help="Where bots run: a Docker container each (docker), a limited child process "
         "(process: weaker isolation, for your own bots), or Docker when an engine answers "
         "and the process sandbox otherwise (auto).",
+    )(f)
+
+
+def league_sandbox_option(f: F) -> F:
+    """``--sandbox docker|process-unsafe``: where a league's bots run (server and workers)."""
+    return click.option(
+        "--sandbox",
+        type=click.Choice(["docker", "process-unsafe"]),
+        default="docker",
+        show_default=True,
+        help="Where bots run: a locked-down Docker container each; or process-unsafe, a plain "
+        "child process, with NO protection from the bots: only for bots you trust.",
     )(f)
 
 
@@ -57,4 +76,37 @@ def time_options(f: F) -> F:
         default=_CLOCK_DEFAULTS.decision_ms,
         show_default=True,
         help="Deadline for one decision, in milliseconds.",
+    )(f)
+
+
+def executor_options(who: str) -> Callable[[F], F]:
+    """``--executor local|celery`` and ``--broker URL``; ``who`` names this machine's players."""
+
+    def decorate(f: F) -> F:
+        f = click.option(
+            "--broker",
+            metavar="URL",
+            envvar="ARENA_BROKER",
+            help="With --executor celery: the fleet's Celery broker, redis://HOST:PORT/N.",
+        )(f)
+        return click.option(
+            "--executor",
+            type=click.Choice(["local", "celery"]),
+            default="local",
+            show_default=True,
+            help=f"Who plays the matches: {who} (local), or the `arena worker` machines of a "
+            "Celery fleet fed through --broker (celery; docs/deploy.md).",
+        )(f)
+
+    return decorate
+
+
+def log_level_option(f: F) -> F:
+    """``--log-level``: the least important JSON log records written."""
+    return click.option(
+        "--log-level",
+        type=click.Choice(["debug", "info", "warning", "error"]),
+        default="info",
+        show_default=True,
+        help="The least important log records written (JSON lines on standard error).",
     )(f)

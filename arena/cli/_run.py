@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import secrets
 import sys
 import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
@@ -23,10 +24,13 @@ from arena._runner import TimeControl
 from arena._sprt import SprtDecision, SprtResult, SprtSpec, run_sprt, saved_sprt
 from arena._text import clean
 from arena.cli._errors import ArenaCliError
-from arena.cli._options import runtime_option, sandbox_option, time_options
+from arena.cli._options import executor_options, runtime_option, sandbox_option, time_options
 from arena.cli._table import STANDINGS_LEGEND, standings_table
 from arena.sandbox import Sandbox, SandboxLimits, choose_sandbox
 from flipflop import MatchConfig
+
+if TYPE_CHECKING:
+    from arena._fleet_ladder import FleetOptions
 
 __all__ = ["run"]
 
@@ -177,6 +181,15 @@ def _given(ctx: click.Context, name: str) -> bool:
     show_default=True,
     help="With --sprt: the most duplicate sets to play before stopping undecided.",
 )
+@executor_options("this machine's --jobs slots")
+@click.option(
+    "--listen",
+    metavar="HOST:PORT",
+    default="127.0.0.1:0",
+    show_default=True,
+    help="With --executor celery: where the workers reach this ladder (port 0: a free one; "
+    "the URL is printed). Workers present $ARENA_WORKER_TOKEN (made and printed if unset).",
+)
 @click.pass_context
 def run(
     ctx: click.Context,
@@ -200,6 +213,9 @@ def run(
     sprt: tuple[str, str] | None,
     delta: float,
     max_sets: int,
+    executor: str,
+    broker: str | None,
+    listen: str,
 ) -> None:
     """Play a local ladder of BOTS and print the standings.
 
@@ -218,6 +234,8 @@ def run(
         arena run --resume                  # continue the latest run as it was started
         arena run --out runs/today --resume
         arena run ./mybot greedy counter random --table-size 3 --sprt mybot greedy --delta 0.2
+        arena run --matches 2000 --executor celery --broker redis://redis:6379/0 \\
+            --listen 0.0.0.0:8100      # then: arena worker --league http://THISHOST:8100 …
     """
     # Wide enough for the table when the output is a file or a pipe, not a terminal.
     console = Console(stderr=False, width=None if sys.stdout.isatty() else 130)
@@ -283,7 +301,12 @@ def run(
                 test.check(spec)
             except PlanError as e:
                 raise click.UsageError(str(e)) from e
-        box = choose_sandbox(sandbox, SandboxLimits(), runtime=runtime)
+        fleet = _fleet_options(executor, broker, listen, sandbox)
+        if fleet is not None and (test is not None or trust_dockerfile):
+            raise click.UsageError(
+                "--executor celery plays ladders: not --sprt or --trust-dockerfile"
+            )
+        box = choose_sandbox(sandbox, SandboxLimits(), runtime=runtime) if fleet is None else None
         if trust_dockerfile:
             from arena.sandbox._docker import DockerSandbox  # only where Docker is used
 
@@ -294,9 +317,11 @@ def run(
     k = spec.table_size
     workers = jobs or max(1, min(2, os.cpu_count() or 1))
     if test is not None:
+        assert box is not None
         _run_sprt(spec, test, out, box, workers, console, err, resume)
         return
-    err.print(f"[bold]sandbox:[/] {box.isolation}", soft_wrap=True)
+    isolation = box.isolation if box is not None else f"the fleet's ({sandbox_kind(sandbox)})"
+    err.print(f"[bold]sandbox:[/] {isolation}", soft_wrap=True)
     progress = Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
@@ -312,7 +337,8 @@ def run(
         progress.update(task, total=len(plan), completed=done)
         err.print(
             f"{len(plan)} matches planned ({done} already finished), table size {k}, "
-            f"{workers} at a time; writing to {out}/"
+            + (f"{workers} at a time" if fleet is None else "played by the fleet")
+            + f"; writing to {out}/"
         )
         spread = plan_spread(plan, [b.name for b in spec.bots])
         err.print(f"plan spread: {spread}", markup=False, soft_wrap=True)
@@ -343,6 +369,7 @@ def run(
                 cancel=cancel,
                 on_match=on_match,
                 on_plan=on_plan,
+                fleet=fleet,
             )
     except ArenaError as e:
         raise ArenaCliError(str(e)) from e
@@ -353,7 +380,7 @@ def run(
     if result.standings:
         console.print(standings_table(result.standings, title))
         console.print(STANDINGS_LEGEND, soft_wrap=True, markup=False)
-    summary = _summary(result, spec, box.isolation, seconds)
+    summary = _summary(result, spec, isolation, seconds)
     console.print(summary, soft_wrap=True, markup=False)
     try:
         with open(out / "summary.txt", "w", encoding="utf-8") as f:
@@ -376,6 +403,43 @@ def run(
         sys.exit(130)
     if result.did_not_start or result.count("error"):
         sys.exit(1)
+
+
+def sandbox_kind(sandbox: str) -> str:
+    """The sandbox kind a fleet's workers must offer for ``--sandbox`` (auto: docker)."""
+    return "process" if sandbox == "process" else "docker"
+
+
+def _fleet_options(
+    executor: str, broker: str | None, listen: str, sandbox: str
+) -> FleetOptions | None:
+    """How the ladder reaches its fleet (None: it plays here); the workers' token printed."""
+    if executor == "local":
+        if broker:
+            raise click.UsageError("--broker is for --executor celery")
+        return None
+    if not broker:
+        raise click.UsageError("--executor celery needs --broker redis://HOST:PORT/N")
+    host, _, port = listen.rpartition(":")
+    if not host or not port.isdigit():
+        raise click.UsageError(f"--listen is HOST:PORT, not {listen!r}")
+    from arena._fleet_ladder import FleetOptions  # Celery: only when used
+
+    token = os.environ.get("ARENA_WORKER_TOKEN") or "ffw_" + secrets.token_urlsafe(32)
+    if not os.environ.get("ARENA_WORKER_TOKEN"):
+        click.echo(f"the workers' token (ARENA_WORKER_TOKEN): {token}", err=True)
+
+    kind = sandbox_kind(sandbox)
+    worker_sandbox = "process-unsafe" if kind == "process" else kind
+
+    def ready(url: str) -> None:
+        click.echo(
+            f"start workers with: ARENA_WORKER_TOKEN=… arena worker --broker {broker} "
+            f"--league {url} --sandbox {worker_sandbox}",
+            err=True,
+        )
+
+    return FleetOptions(broker, kind, (host, int(port)), token, ready)
 
 
 def _run_sprt(

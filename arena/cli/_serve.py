@@ -29,7 +29,14 @@ import click
 from arena._errors import SandboxUnavailable
 from arena._runner import TimeControl
 from arena.cli._errors import ArenaCliError
-from arena.cli._options import runtime_option, time_options
+from arena.cli._options import (
+    executor_options,
+    league_sandbox_option,
+    log_level_option,
+    runtime_option,
+    time_options,
+)
+from arena.league._dispatch import DEFAULT_REPUBLISH, FleetRules
 from arena.league._errors import LeagueError
 from arena.league._executor import DEFAULT_LEASE
 from arena.league._home import League, open_league
@@ -38,7 +45,7 @@ from arena.league._service import LeagueService
 from arena.sandbox import Sandbox, SandboxLimits, choose_sandbox
 from flipflop import MatchConfig
 
-__all__ = ["PROCESS_SANDBOX_WARNING", "serve"]
+__all__ = ["PROCESS_SANDBOX_WARNING", "open_sandbox", "serve"]
 
 logger = logging.getLogger("arena.league.serve")
 
@@ -74,14 +81,7 @@ _SIGNALS = (signal.SIGINT, signal.SIGTERM)
     show_default=True,
     help="Matches (or validations) played at once on this machine.",
 )
-@click.option(
-    "--sandbox",
-    type=click.Choice(["docker", "process-unsafe"]),
-    default="docker",
-    show_default=True,
-    help="Where bots run: a locked-down Docker container each; or process-unsafe, a plain "
-    "child process, with NO protection from the bots: only for bots you trust.",
-)
+@league_sandbox_option
 @runtime_option
 @click.option(
     "--lease",
@@ -128,13 +128,17 @@ _SIGNALS = (signal.SIGINT, signal.SIGTERM)
     show_default=True,
     help="Schedule new matches; --no-schedule only plays what is queued (drains the queue).",
 )
+@executor_options("this server's --slots")
 @click.option(
-    "--log-level",
-    type=click.Choice(["debug", "info", "warning", "error"]),
-    default="info",
+    "--republish",
+    type=click.FloatRange(min=0.5),
+    default=DEFAULT_REPUBLISH,
     show_default=True,
-    help="The least important log records written (JSON lines on standard error).",
+    metavar="SECONDS",
+    help="With --executor celery: publish a match that is still queued again after this "
+    "long (its message may have been lost with the broker).",
 )
+@log_level_option
 def serve(
     directory: Path | None,
     host: str,
@@ -150,6 +154,9 @@ def serve(
     target_queued: int | None,
     max_per_version: int,
     schedule: bool,
+    executor: str,
+    broker: str | None,
+    republish: float,
     log_level: str,
 ) -> None:
     """Serve the league in DIRECTORY: its web pages, API, scheduler and matches, at http://HOST:PORT.
@@ -165,33 +172,51 @@ def serve(
     Examples:
         arena league serve ./myleague
         arena league serve ./myleague --host 0.0.0.0 --port 8080 --slots 8
+        arena league serve ./myleague --executor celery --broker redis://redis:6379/0
     """
     # Imported here: the web stack is needed by this command alone.
     import uvicorn
 
     from arena.web import create_site
 
+    if executor == "celery" and not broker:
+        raise click.UsageError("--executor celery needs --broker redis://HOST:PORT/N")
+    if executor == "local" and broker:
+        raise click.UsageError("--broker is for --executor celery")
     setup_logging(log_level.upper())
     if sandbox == "process-unsafe":
         click.secho(PROCESS_SANDBOX_WARNING, fg="red", bold=True, err=True)
         logger.warning(PROCESS_SANDBOX_WARNING)
-    with _league(directory or Path(".")) as opened, _sandbox(sandbox, runtime) as box:
+    rules = FleetRules(
+        MatchConfig(hand_cap=hand_cap),
+        TimeControl(decision_ms=decision_ms, time_bank_ms=time_bank_ms),
+        dt.timedelta(seconds=lease),
+    )
+    fleet_kind = "process" if sandbox == "process-unsafe" else "docker"
+    with (
+        _league(directory or Path(".")) as opened,
+        _server_sandbox(executor, sandbox, runtime) as box,
+    ):
         service = LeagueService(
             opened,
             sandbox=box,
             slots=slots,
-            lease=dt.timedelta(seconds=lease),
-            config=MatchConfig(hand_cap=hand_cap),
-            clock=TimeControl(decision_ms=decision_ms, time_bank_ms=time_bank_ms),
+            lease=rules.lease,
+            config=rules.config,
+            clock=rules.clock,
             target_queued=target_queued,
             max_per_version=max_per_version,
             scheduling=schedule,
+            broker=broker,
+            fleet_sandbox=fleet_kind,
+            republish_after=republish,
         )
         app = create_site(
             opened,
             executor_status=service.status,
             metrics=lambda: metrics_text(opened, service.status),
             progress=service.live_replays,
+            fleet=rules,
         )
         run_with(app, service, grace)
         # What is loaded by now lives as long as the server: moved out of the collector's
@@ -217,7 +242,7 @@ def serve(
             opened.home,
             host,
             port,
-            box.isolation,
+            box.isolation if box is not None else f"{fleet_kind}, on the fleet's workers",
         )
         with _quiet_signals():
             try:
@@ -283,7 +308,7 @@ def _league(home: Path) -> Iterator[League]:
 
 
 @contextlib.contextmanager
-def _sandbox(kind: str, runtime: str) -> Iterator[Sandbox]:
+def open_sandbox(kind: str, runtime: str) -> Iterator[Sandbox]:
     """The bots' sandbox, closed (every bot it started stopped) at the end."""
     try:
         box = choose_sandbox(
@@ -298,6 +323,16 @@ def _sandbox(kind: str, runtime: str) -> Iterator[Sandbox]:
         yield box
     finally:
         box.close()
+
+
+@contextlib.contextmanager
+def _server_sandbox(executor: str, kind: str, runtime: str) -> Iterator[Sandbox | None]:
+    """This server's sandbox; None with a fleet, whose workers run every bot."""
+    if executor == "celery":
+        yield None
+        return
+    with open_sandbox(kind, runtime) as box:
+        yield box
 
 
 @contextlib.contextmanager

@@ -31,6 +31,7 @@ __all__ = [
     "User",
     "authenticate",
     "authenticate_digest",
+    "bearer_token",
     "create_user",
     "disable_user",
     "find_user",
@@ -254,6 +255,20 @@ def authenticate_digest(
         api_token.last_used_at = now
         session.flush()
     return Account.of(user)
+
+
+def bearer_token(header: str | None, refused: str) -> str | None:
+    """The token of an ``Authorization: Bearer TOKEN`` header; None without a header.
+
+    Raises:
+        NotAuthenticated: another scheme, with the sentence ``refused``.
+    """
+    if header is None:
+        return None
+    scheme, _, token = header.strip().partition(" ")
+    if scheme.lower() != "bearer":
+        raise NotAuthenticated(refused)
+    return token.strip()
 
 
 def disable_user(session: Session, name: str, *, disabled: bool = True) -> Account:

@@ -16,7 +16,9 @@ caller: anonymous, another user, the owner, an admin):
   one's own); admins may not submit for someone else;
 - the bot's owner or an admin: a version's validation steps and their logs, its source
   archive, activating a version, a seat's bot log;
-- an admin: disabling and enabling bots.
+- an admin: disabling and enabling bots;
+- a fleet's worker, with a worker token and nothing else: the routes under
+  ``/api/v1/worker/`` (``_worker_api.py``), which no user's token opens.
 
 Errors are ``{"error": "one sentence"}`` with the status of the
 :class:`~arena.league.LeagueError` raised (401 no or a bad token, one answer for every bad
@@ -48,9 +50,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arena import __version__
-from arena.league._accounts import Account, Role, authenticate
+from arena.league._accounts import Account, Role, authenticate, bearer_token
 from arena.league._bots import StepKind, disable_bot
 from arena.league._db import unit_of_work
+from arena.league._dispatch import FleetRules
 from arena.league._errors import (
     Conflict,
     Forbidden,
@@ -81,6 +84,7 @@ from arena.league._views import (
     replayable_match,
     version_json,
 )
+from arena.league._worker_api import WORKER_PREFIX, add_worker_routes
 
 __all__ = [
     "API_PREFIX",
@@ -118,15 +122,14 @@ class UnsupportedUpload(UploadRejected):
 
 def _caller(request: Request) -> Account | None:
     """The account of the request's Bearer token; None without an Authorization header."""
-    header = request.headers.get("authorization")
-    if header is None:
+    if request.url.path.startswith(WORKER_PREFIX + "/"):
+        return None  # a worker's routes read a worker's token (``_worker_api.py``)
+    token = bearer_token(request.headers.get("authorization"), "invalid or expired API token")
+    if token is None:
         return None
-    scheme, _, token = header.strip().partition(" ")
-    if scheme.lower() != "bearer":
-        raise NotAuthenticated("invalid or expired API token")
     league: League = request.app.state.league
     with unit_of_work(league.sessions) as session:
-        return authenticate(session, league.key, token.strip())
+        return authenticate(session, league.key, token)
 
 
 Caller = Annotated[Account | None, Depends(_caller)]
@@ -155,6 +158,7 @@ def create_app(
     *,
     executor_status: Callable[[], Mapping[str, Any]] | None = None,
     metrics: Callable[[], str] | None = None,
+    fleet: FleetRules | None = None,
 ) -> FastAPI:
     """The HTTP API of ``league``.
 
@@ -163,6 +167,8 @@ def create_app(
         executor_status: what the match executor is doing (slots, running matches), added
             to ``GET /api/v1/status`` under ``"executor"``; None when nothing executes here.
         metrics: the Prometheus text of ``GET /metrics``; None serves no ``/metrics``.
+        fleet: the rules and lease of the matches a Celery fleet's workers play, given to
+            them by the workers' routes (``_worker_api.py``); default ``FleetRules()``.
 
     Example::
 
@@ -179,6 +185,7 @@ def create_app(
     )
     app.state.league = league
     _error_handlers(app)
+    add_worker_routes(app, league, fleet or FleetRules())
 
     @app.get(f"{API_PREFIX}/health")
     def health() -> JSONResponse:

@@ -148,7 +148,12 @@ def enqueue_match(session: Session, seats: Sequence[int], *, now: dt.datetime | 
 
 
 def claim_match(
-    session: Session, worker: str, lease: dt.timedelta, *, now: dt.datetime | None = None
+    session: Session,
+    worker: str,
+    lease: dt.timedelta,
+    *,
+    now: dt.datetime | None = None,
+    match_id: int | None = None,
 ) -> ClaimedMatch | None:
     """Claim the oldest queued match for ``worker`` with a lease of ``lease``; None if none.
 
@@ -157,20 +162,26 @@ def claim_match(
     (``FOR UPDATE SKIP LOCKED``), so concurrent workers take different matches without
     waiting for each other; SQLite runs one writing transaction at a time. Commit soon
     after: until then the claim holds its row lock (or SQLite's write lock).
+
+    With ``match_id``, only that match is claimed, if it is queued (a fleet worker claims
+    the match its task names: a task delivered twice, or after the match was played, finds
+    it running or finished and gets None).
     """
     now = now or utcnow()
     expires = now + lease
-    oldest = (
-        select(Match.id)
-        .where(Match.status == MatchStatus.QUEUED)
-        .order_by(Match.id)
-        .limit(1)
-        .with_for_update(skip_locked=True)
-        .scalar_subquery()
-    )
+    target: Any = match_id
+    if target is None:
+        target = (
+            select(Match.id)
+            .where(Match.status == MatchStatus.QUEUED)
+            .order_by(Match.id)
+            .limit(1)
+            .with_for_update(skip_locked=True)
+            .scalar_subquery()
+        )
     claimed = session.execute(
         update(Match)
-        .where(Match.id == oldest, Match.status == MatchStatus.QUEUED)
+        .where(Match.id == target, Match.status == MatchStatus.QUEUED)
         .values(
             status=MatchStatus.RUNNING,
             lease_owner=worker,
@@ -181,11 +192,13 @@ def claim_match(
     ).one_or_none()
     if claimed is None:
         return None
-    match_id, attempt = claimed
+    claimed_id, attempt = claimed
     seats = session.scalars(
-        select(MatchSeat.version_id).where(MatchSeat.match_id == match_id).order_by(MatchSeat.seat)
+        select(MatchSeat.version_id)
+        .where(MatchSeat.match_id == claimed_id)
+        .order_by(MatchSeat.seat)
     ).all()
-    return ClaimedMatch(match_id, attempt, tuple(seats), expires)
+    return ClaimedMatch(claimed_id, attempt, tuple(seats), expires)
 
 
 def renew_lease(

@@ -9,7 +9,9 @@ test_crash.py`` kills the whole server with SIGKILL, again and again):
 - the **requeue** puts every running match whose lease ran out back in the queue
   (``requeue_expired``): the matches of a server that died, or of a slot that stalled;
 - the **executor** (:class:`~arena.league._executor.LocalExecutor`) validates versions and
-  plays matches on its slots.
+  plays matches on its slots; with a ``broker``, a
+  :class:`~arena.league._dispatch.CeleryExecutor` hands matches and validations to a
+  Celery fleet instead (``docs/deploy.md``).
 
 The scheduler and the requeue run on one housekeeping thread, each at its own interval, each
 in its own short transaction; an error in one round (the database away for a moment) is
@@ -30,6 +32,7 @@ from typing import Any
 
 from arena._runner import TimeControl
 from arena.league._db import unit_of_work, utcnow
+from arena.league._dispatch import DEFAULT_REPUBLISH, CeleryExecutor
 from arena.league._executor import DEFAULT_LEASE, LocalExecutor
 from arena.league._home import League
 from arena.league._matches import requeue_expired
@@ -50,8 +53,9 @@ class LeagueService:
 
     Args:
         league: the open league.
-        sandbox: where bots run (the caller's: not closed here).
-        slots: the executor's slots (matches or validations at once).
+        sandbox: where bots run (the caller's: not closed here); None with a ``broker``.
+        slots: the executor's slots (matches or validations at once); with a ``broker``,
+            only the scheduler's default ``target_queued`` depends on them.
         worker: the executor's name (default: host, process id and a random part).
         lease: how long a match or validation is held between renewals.
         workdir: the executor's scratch space (default: a new temporary directory, removed
@@ -68,6 +72,10 @@ class LeagueService:
         requeue_every: seconds between two requeue rounds (default: a third of the lease,
             at most 5 s).
         rng: the scheduler's source of random choices (deal seeds are always secret).
+        broker: a Celery broker's URL (``redis://HOST:PORT/N``): the matches are published
+            there for a fleet of ``arena worker`` to play; None plays them on the slots.
+        fleet_sandbox: the sandbox kind the fleet must play matches in (its queue).
+        republish_after: seconds after which the fleet's queued matches are published again.
 
     Example::
 
@@ -81,7 +89,7 @@ class LeagueService:
         self,
         league: League,
         *,
-        sandbox: Sandbox,
+        sandbox: Sandbox | None,
         slots: int,
         worker: str | None = None,
         lease: dt.timedelta = DEFAULT_LEASE,
@@ -97,21 +105,37 @@ class LeagueService:
         schedule_every: float = 1.0,
         requeue_every: float | None = None,
         rng: random.Random | None = None,
+        broker: str | None = None,
+        fleet_sandbox: str = "docker",
+        republish_after: float = DEFAULT_REPUBLISH,
     ) -> None:
         self.league = league
         self._own_workdir = workdir is None
         self.workdir = workdir or Path(tempfile.mkdtemp(prefix="ffa-league-"))
-        self.executor = LocalExecutor(
-            league,
-            sandbox,
-            slots=slots,
-            worker=worker,
-            lease=lease,
-            workdir=self.workdir,
-            config=config,
-            clock=clock,
-            validation=validation,
-        )
+        self.executor: LocalExecutor | CeleryExecutor
+        if broker is None:
+            if sandbox is None:
+                raise ValueError("a league service without a broker needs a sandbox")
+            self.executor = LocalExecutor(
+                league,
+                sandbox,
+                slots=slots,
+                worker=worker,
+                lease=lease,
+                workdir=self.workdir,
+                config=config,
+                clock=clock,
+                validation=validation,
+            )
+        else:
+            self.executor = CeleryExecutor(
+                league,
+                broker=broker,
+                sandbox_kind=fleet_sandbox,
+                worker=worker,
+                validation=validation,
+                republish_after=republish_after,
+            )
         self.target_queued = 2 * slots if target_queued is None else target_queued
         self.max_per_version = max_per_version
         self.table_sizes = table_sizes
@@ -154,7 +178,13 @@ class LeagueService:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
     def live_replays(self) -> dict[int, Path]:
-        """Where each match being played here writes its replay (the live page's progress)."""
+        """Where each match being played here writes its replay (the live page's progress).
+
+        Empty with a worker fleet: its matches are played on other machines, and the live
+        page shows them without progress.
+        """
+        if isinstance(self.executor, CeleryExecutor):
+            return {}
         return self.executor.live_replays()
 
     def status(self) -> dict[str, Any]:

@@ -35,8 +35,10 @@ import shutil
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -64,8 +66,15 @@ __all__ = [
     "DEFAULT_VALIDATION_LEASE",
     "HOUSE_BOTS",
     "NO_IMAGE",
+    "STEP_STATUS",
     "VALIDATION_HANDS",
+    "LeagueLedger",
+    "Ledger",
+    "StepResult",
+    "begin_validation",
     "house_bots",
+    "renewing",
+    "run_validation",
     "validate_version",
 ]
 
@@ -93,8 +102,14 @@ _LEASE_RENEWALS = 3  # per lease, while a step runs
 
 
 @dataclass(frozen=True, slots=True)
-class _Result:
-    """How a step ended: its outcome, one detail for people and its full log."""
+class StepResult:
+    """How a step ended: its outcome, one detail for people and its full log.
+
+    Attributes:
+        outcome: passed, failed (the version is rejected) or error (the league's fault).
+        detail: one sentence (or a few lines) for the version's page.
+        log: the step's whole log, kept in the artifact store.
+    """
 
     outcome: StepOutcome
     detail: str
@@ -149,36 +164,86 @@ def validate_version(
     held = _begin(league, version_id, worker, lease)
     if held is None:
         return _status(league, version_id)
-    bot, number, sha256, activate = held
+    bot, number, sha256, _ = held
+    return run_validation(
+        LeagueLedger(league, version_id, worker, lease),
+        sandbox,
+        workdir,
+        bot=bot,
+        number=number,
+        sha256=sha256,
+        manifest=lambda: seat_manifest(league, bot, number, sha256),
+        check_matches=check_matches,
+        house=house,
+    )
+
+
+STEP_STATUS: dict[StepKind, VersionStatus] = {
+    StepKind.BUILD: VersionStatus.BUILDING,
+    StepKind.CHECK: VersionStatus.CHECKING,
+    StepKind.MATCH: VersionStatus.VALIDATING,
+}
+"""The steps in their order, each with the version's status while it runs."""
+
+
+class Ledger(Protocol):
+    """Where a validation's progress goes, conditional on holding the version's lease.
+
+    :class:`LeagueLedger` writes the league's database (a validator in the server); a fleet
+    worker's ledger asks the league over HTTP (``arena.league._fleet``), which writes the
+    same with a :class:`LeagueLedger` of its own.
+    """
+
+    def start_step(self, kind: StepKind) -> bool:
+        """Set the version's status for ``kind`` and record the step started; False: lost."""
+        ...
+
+    def end_step(self, kind: StepKind, result: StepResult, *, last: bool) -> VersionStatus | None:
+        """Record the step's end; the version's status after it, or None: lost."""
+        ...
+
+    def renewing(self) -> AbstractContextManager[None]:
+        """Renew the lease, while the block runs (a step)."""
+        ...
+
+    def status(self) -> VersionStatus:
+        """The version's status now (after a lost lease: as another validator left it)."""
+        ...
+
+
+def run_validation(
+    ledger: Ledger,
+    sandbox: Sandbox,
+    workdir: Path,
+    *,
+    bot: str,
+    number: int,
+    sha256: str,
+    manifest: Callable[[], BotManifest],
+    check_matches: int = 5,
+    house: Sequence[BotManifest] | None = None,
+) -> VersionStatus:
+    """Run the steps of version ``number`` of ``bot``, its progress written to ``ledger``.
+
+    ``manifest`` gives the version's manifest from its unpacked source (``seat_manifest``
+    here, a worker's cache on a fleet). Returns as :func:`validate_version`.
+    """
     workdir.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=workdir, prefix="v"))
-    steps = _Steps(league, sandbox, bot, number, sha256, scratch, check_matches, house)
-    order = (
-        (StepKind.BUILD, VersionStatus.BUILDING, steps.build),
-        (StepKind.CHECK, VersionStatus.CHECKING, steps.check),
-        (StepKind.MATCH, VersionStatus.VALIDATING, steps.match),
-    )
+    steps = _Steps(sandbox, bot, number, sha256, manifest, scratch, check_matches, house)
+    runs = {StepKind.BUILD: steps.build, StepKind.CHECK: steps.check, StepKind.MATCH: steps.match}
     try:
-        for i, (kind, status, run) in enumerate(order):
-            if not _start_step(league, version_id, worker, lease, kind, status):
-                return _status(league, version_id)
-            with _renewing(league, version_id, worker, lease):
-                result = _guarded(kind, run)
+        for i, kind in enumerate(STEP_STATUS):
+            if not ledger.start_step(kind):
+                return ledger.status()
+            with ledger.renewing():
+                result = _guarded(kind, runs[kind])
             logger.info(
                 "validation of %s v%d: %s %s", bot, number, kind.value, result.outcome.value
             )
-            after = _end_step(
-                league,
-                version_id,
-                worker,
-                lease,
-                kind,
-                result,
-                last=i == len(order) - 1,
-                activate=activate,
-            )
+            after = ledger.end_step(kind, result, last=i == len(STEP_STATUS) - 1)
             if after is None:
-                return _status(league, version_id)
+                return ledger.status()
             if after not in PENDING or after is VersionStatus.UPLOADED:
                 return after
         raise AssertionError("unreachable: the last step ends the validation")
@@ -186,24 +251,84 @@ def validate_version(
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+class LeagueLedger:
+    """A validation's progress in the league's database, as the lease holder ``worker``."""
+
+    def __init__(self, league: League, version_id: int, worker: str, lease: dt.timedelta) -> None:
+        self.league = league
+        self.version_id = version_id
+        self.worker = worker
+        self.lease = lease
+
+    def start_step(self, kind: StepKind) -> bool:
+        """See :class:`Ledger`."""
+        return _start_step(
+            self.league, self.version_id, self.worker, self.lease, kind, STEP_STATUS[kind]
+        )
+
+    def end_step(self, kind: StepKind, result: StepResult, *, last: bool) -> VersionStatus | None:
+        """See :class:`Ledger`."""
+        with unit_of_work(self.league.sessions) as session:
+            activate = session.scalar(
+                select(BotVersion.activate).where(BotVersion.id == self.version_id)
+            )
+        return _end_step(
+            self.league,
+            self.version_id,
+            self.worker,
+            self.lease,
+            kind,
+            result,
+            last=last,
+            activate=bool(activate),
+        )
+
+    def renew(self) -> bool:
+        """Renew the lease once; False if it is lost."""
+        with unit_of_work(self.league.sessions) as session:
+            return _held(session, self.version_id, self.worker, self.lease)
+
+    def renewing(self) -> AbstractContextManager[None]:
+        """See :class:`Ledger`."""
+        return renewing(self.renew, self.lease, f"lease-v{self.version_id}")
+
+    def status(self) -> VersionStatus:
+        """See :class:`Ledger`."""
+        return _status(self.league, self.version_id)
+
+
+def begin_validation(
+    league: League, version_id: int, worker: str, lease: dt.timedelta
+) -> tuple[str, int, str] | None:
+    """Start ``worker``'s validation of a version it claimed: its bot, number and source.
+
+    Earlier steps are forgotten. None if ``worker`` does not hold the version.
+
+    Raises:
+        NotFound: no such version.
+    """
+    held = _begin(league, version_id, worker, lease)
+    return None if held is None else held[:3]
+
+
 # ---------------------------------------------------------------------- the steps
 
 
 class _Steps:
-    """The three steps of one version's validation, each returning a :class:`_Result`."""
+    """The three steps of one version's validation, each returning a :class:`StepResult`."""
 
     def __init__(
         self,
-        league: League,
         sandbox: Sandbox,
         bot: str,
         number: int,
         sha256: str,
+        manifest: Callable[[], BotManifest],
         scratch: Path,
         check_matches: int,
         house: Sequence[BotManifest] | None,
     ) -> None:
-        self.league = league
+        self.read_manifest = manifest
         self.sandbox = sandbox
         self.bot = bot
         self.number = number
@@ -213,10 +338,10 @@ class _Steps:
         self.house = house
         self.manifest: BotManifest | None = None
 
-    def build(self) -> _Result:
+    def build(self) -> StepResult:
         """Unpack the source, check what its bot.toml asks, build its image (Docker)."""
         try:
-            manifest = seat_manifest(self.league, self.bot, self.number, self.sha256)
+            manifest = self.read_manifest()
         except (UploadRejected, ManifestError) as e:
             return _failed(str(e))
         except ArtifactError as e:
@@ -230,10 +355,10 @@ class _Steps:
             return _failed(str(e))
         self.manifest = manifest
         if self.sandbox.kind is not SandboxKind.DOCKER:
-            return _Result(StepOutcome.PASSED, NO_IMAGE, NO_IMAGE + "\n")
+            return StepResult(StepOutcome.PASSED, NO_IMAGE, NO_IMAGE + "\n")
         image_for = getattr(self.sandbox, "image_for", None)
         if image_for is None:  # a Docker sandbox builds its images on first use
-            return _Result(StepOutcome.PASSED, "the image is built when the bot starts", "")
+            return StepResult(StepOutcome.PASSED, "the image is built when the bot starts", "")
         try:
             tag = image_for(manifest)
         except SandboxUnavailable as e:
@@ -241,9 +366,9 @@ class _Steps:
         except SandboxError as e:
             return _failed(str(e))
         detail = f"image {tag}, built offline from the arena's {manifest.runtime.value} recipe"
-        return _Result(StepOutcome.PASSED, detail, detail + "\n")
+        return StepResult(StepOutcome.PASSED, detail, detail + "\n")
 
-    def check(self) -> _Result:
+    def check(self) -> StepResult:
         """The conformance check, as ``arena check`` runs it (``arena/cli/_check.py``)."""
         manifest = self._manifest()
         budget = self.sandbox.limits.start_timeout_for(manifest)
@@ -269,14 +394,14 @@ class _Steps:
             running.stop()
         text = clean_lines(format_report(report))  # it quotes the bot
         if report.ok:
-            return _Result(StepOutcome.PASSED, text, text + "\n")
+            return StepResult(StepOutcome.PASSED, text, text + "\n")
         log = text + "\n"
         tail = _output(running.log_path, _LOG_TAIL_LINES)
         if tail:
             log += f"\nthe bot's output (last lines of {running.log_path.name}):\n{tail}\n"
-        return _Result(StepOutcome.FAILED, text, log)
+        return StepResult(StepOutcome.FAILED, text, log)
 
-    def match(self) -> _Result:
+    def match(self) -> StepResult:
         """A validation match against the house bots; a crash or a forfeit fails it."""
         manifest = self._manifest()
         try:
@@ -303,7 +428,7 @@ class _Steps:
         return self.manifest
 
 
-def _judge(record: MatchRecord, house: Sequence[str]) -> _Result:
+def _judge(record: MatchRecord, house: Sequence[str]) -> StepResult:
     """The match step's result from its record: seat 0 is the version, the rest the house."""
     seat = record.seats[0]
     faults = [f for f in record.faults if f.seat == 0]
@@ -339,7 +464,7 @@ def _judge(record: MatchRecord, house: Sequence[str]) -> _Result:
     )
     if faults:
         detail += f", {len(faults)} fault{'s' if len(faults) != 1 else ''} without forfeit"
-    return _Result(StepOutcome.PASSED, detail, summary)
+    return StepResult(StepOutcome.PASSED, detail, summary)
 
 
 def _summary(record: MatchRecord) -> str:
@@ -375,17 +500,17 @@ def _output(path: Path, lines: int | None = None) -> str:
     return clean_lines("\n".join(kept))
 
 
-def _failed(detail: str, log: str = "") -> _Result:
+def _failed(detail: str, log: str = "") -> StepResult:
     text = clean_lines(detail.strip())
-    return _Result(StepOutcome.FAILED, text, f"{text}\n\n{log}".rstrip("\n") + "\n")
+    return StepResult(StepOutcome.FAILED, text, f"{text}\n\n{log}".rstrip("\n") + "\n")
 
 
-def _error(detail: str, log: str = "") -> _Result:
+def _error(detail: str, log: str = "") -> StepResult:
     text = clean_lines(detail.strip())
-    return _Result(StepOutcome.ERROR, text, f"{text}\n\n{log}".rstrip("\n") + "\n")
+    return StepResult(StepOutcome.ERROR, text, f"{text}\n\n{log}".rstrip("\n") + "\n")
 
 
-def _guarded(kind: StepKind, run: Callable[[], _Result]) -> _Result:
+def _guarded(kind: StepKind, run: Callable[[], StepResult]) -> StepResult:
     """Run a step; an exception it did not expect is the league's fault: an error, retried."""
     try:
         return run()
@@ -473,7 +598,7 @@ def _end_step(
     worker: str,
     lease: dt.timedelta,
     kind: StepKind,
-    result: _Result,
+    result: StepResult,
     *,
     last: bool,
     activate: bool,
@@ -551,21 +676,24 @@ def _status(league: League, version_id: int) -> VersionStatus:
 
 
 @contextlib.contextmanager
-def _renewing(league: League, version_id: int, worker: str, lease: dt.timedelta) -> Iterator[None]:
-    """Renew ``worker``'s lease every third of it, on a thread, while the block runs."""
+def renewing(renew: Callable[[], bool], lease: dt.timedelta, name: str) -> Iterator[None]:
+    """Call ``renew`` every third of ``lease``, on a thread named ``name``, while the block runs.
+
+    ``renew`` answering False (the lease is lost) ends the renewals: the step's end will
+    write nothing. An exception is logged, and the next renewal tries again.
+    """
     stop = threading.Event()
     interval = max(lease.total_seconds() / _LEASE_RENEWALS, 0.05)
 
-    def renew() -> None:
+    def loop() -> None:
         while not stop.wait(interval):
             try:
-                with unit_of_work(league.sessions) as session:
-                    if not _held(session, version_id, worker, lease):
-                        return  # lost: the step's end will write nothing
+                if not renew():
+                    return
             except Exception:  # the next renewal, or the step's end, tries again
-                logger.exception("renewing the validation lease of version %d", version_id)
+                logger.exception("renewing the lease of %s failed", name)
 
-    thread = threading.Thread(target=renew, name=f"lease-v{version_id}", daemon=True)
+    thread = threading.Thread(target=loop, name=name, daemon=True)
     thread.start()
     try:
         yield

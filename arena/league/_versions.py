@@ -23,15 +23,16 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
 import io
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
@@ -50,11 +51,11 @@ from arena.league._bots import (
     inherited_rating,
 )
 from arena.league._db import utcnow
-from arena.league._errors import Conflict, Forbidden, LeagueError, NotFound
+from arena.league._errors import ArtifactError, Conflict, Forbidden, LeagueError, NotFound
 from arena.league._home import League
 from arena.league._results import VersionStats
 from arena.league._submissions import take_submission
-from arena.league._uploads import _spool, unpack_upload
+from arena.league._uploads import UploadLimits, _spool, unpack_upload
 from flipflop import BotManifest, read_manifest
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
     "Submitted",
     "VersionInfo",
     "activate_version",
+    "cached_source",
     "claim_validation",
     "forget_steps",
     "get_version",
@@ -74,6 +76,7 @@ __all__ = [
     "source_dir",
     "submit_version",
     "version_info",
+    "waiting_versions",
 ]
 
 BOT_NAME_MAX = 32
@@ -379,7 +382,12 @@ def make_active(session: Session, bot_id: int, version_id: int) -> None:
 
 
 def claim_validation(
-    session: Session, worker: str, lease: dt.timedelta, *, now: dt.datetime | None = None
+    session: Session,
+    worker: str,
+    lease: dt.timedelta,
+    *,
+    now: dt.datetime | None = None,
+    version_id: int | None = None,
 ) -> int | None:
     """Claim the oldest version waiting for validation for ``worker``; its id, or None.
 
@@ -388,35 +396,55 @@ def claim_validation(
     validator died, and the validation starts again from its first step. Versions of a
     disabled bot or user wait until they are enabled again. One conditional
     ``UPDATE`` picks and claims, as :func:`~arena.league.claim_match` does (``FOR UPDATE
-    SKIP LOCKED`` on PostgreSQL), so two validators never hold one version.
+    SKIP LOCKED`` on PostgreSQL), so two validators never hold one version. With
+    ``version_id``, only that version is claimed, if it is waiting (a fleet worker's task).
     """
     now = now or utcnow()
-    enabled = (
-        select(Bot.id)
-        .join(User, Bot.owner_id == User.id)
-        .where(Bot.disabled.is_(False), User.disabled.is_(False))
-    )
-    waiting = (
-        BotVersion.status.in_(PENDING)
-        & (BotVersion.lease_owner.is_(None) | (BotVersion.lease_expires <= now))
-        & BotVersion.bot_id.in_(enabled)
-    )
-    oldest = (
-        select(BotVersion.id)
-        .where(waiting)
-        .order_by(BotVersion.id)
-        .limit(1)
-        .with_for_update(skip_locked=True)
-        .scalar_subquery()
-    )
+    waiting = _waiting(now)
+    target: Any = version_id
+    if target is None:
+        target = (
+            select(BotVersion.id)
+            .where(waiting)
+            .order_by(BotVersion.id)
+            .limit(1)
+            .with_for_update(skip_locked=True)
+            .scalar_subquery()
+        )
     claimed = session.execute(
         update(BotVersion)
-        .where(BotVersion.id == oldest, waiting)
+        .where(BotVersion.id == target, waiting)
         .values(lease_owner=worker, lease_expires=now + lease)
         .returning(BotVersion.id)
         .execution_options(synchronize_session=False)
     ).scalar_one_or_none()
     return claimed
+
+
+def _waiting(now: dt.datetime) -> Any:
+    """Versions waiting for a validator (see :func:`claim_validation`)."""
+    enabled = (
+        select(Bot.id)
+        .join(User, Bot.owner_id == User.id)
+        .where(Bot.disabled.is_(False), User.disabled.is_(False))
+    )
+    return (
+        BotVersion.status.in_(PENDING)
+        & (BotVersion.lease_owner.is_(None) | (BotVersion.lease_expires <= now))
+        & BotVersion.bot_id.in_(enabled)
+    )
+
+
+def waiting_versions(session: Session, *, limit: int, now: dt.datetime | None = None) -> list[int]:
+    """The ids of the oldest ``limit`` versions waiting for a validator, oldest first."""
+    return list(
+        session.scalars(
+            select(BotVersion.id)
+            .where(_waiting(now or utcnow()))
+            .order_by(BotVersion.id)
+            .limit(limit)
+        )
+    )
 
 
 def source_dir(league: League, sha256: str) -> Path:
@@ -431,16 +459,39 @@ def source_dir(league: League, sha256: str) -> Path:
         ArtifactError: the archive is not in the store, or its bytes are not its hash.
         UploadRejected: the archive no longer passes the league's upload limits.
     """
+    return cached_source(
+        league.home / "cache" / "sources",
+        sha256,
+        lambda: league.artifacts.get(sha256),
+        league.config.uploads,
+    )
+
+
+def cached_source(
+    cache: Path, sha256: str, fetch: Callable[[], bytes], limits: UploadLimits
+) -> Path:
+    """The source of archive ``sha256`` unpacked under ``cache/SHA256``, fetched only once.
+
+    ``fetch`` gives the archive's bytes (the artifact store's, or a fleet worker's download
+    from the league), checked against ``sha256`` before they are unpacked with ``limits``
+    into a temporary directory beside the final one and renamed into place (see
+    :func:`source_dir`).
+
+    Raises:
+        ArtifactError: ``sha256`` is no digest, or the bytes fetched are not its.
+        UploadRejected: the archive does not pass ``limits``.
+    """
     check_digest(sha256)
-    cache = league.home / "cache" / "sources"
     final = cache / sha256
     if final.is_dir():
         return final
     cache.mkdir(mode=0o700, parents=True, exist_ok=True)
-    data = league.artifacts.get(sha256)
+    data = fetch()
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise ArtifactError(f"the archive fetched as {sha256} has other bytes")
     scratch = Path(tempfile.mkdtemp(dir=cache, prefix=f".{sha256[:12]}-"))
     try:
-        unpack_upload(io.BytesIO(data), scratch, league.config.uploads)
+        unpack_upload(io.BytesIO(data), scratch, limits)
         scratch.chmod(0o755)
         try:
             os.rename(scratch, final)

@@ -22,6 +22,7 @@ from starlette.staticfiles import StaticFiles
 
 from arena.league import League
 from arena.league._api import API_PREFIX, create_app
+from arena.league._dispatch import FleetRules
 from arena.web._live import LiveFeed, Progress
 from arena.web._pages import add_pages
 
@@ -48,6 +49,7 @@ def create_site(
     executor_status: Callable[[], Mapping[str, Any]] | None = None,
     metrics: Callable[[], str] | None = None,
     progress: Progress | None = None,
+    fleet: FleetRules | None = None,
 ) -> FastAPI:
     """The API and the web pages of ``league``, on one application.
 
@@ -57,12 +59,13 @@ def create_site(
         metrics: as for :func:`~arena.league._api.create_app`.
         progress: where the matches played by this server write their replays (the live
             page's progress); None shows running matches without progress.
+        fleet: as for :func:`~arena.league._api.create_app`.
 
     Example::
 
         uvicorn.run(create_site(open_league(Path("myleague"))), port=8000)
     """
-    app = create_app(league, executor_status=executor_status, metrics=metrics)
+    app = create_app(league, executor_status=executor_status, metrics=metrics, fleet=fleet)
     add_pages(app, league, live=LiveFeed(league, progress))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     api_error = app.exception_handlers[StarletteHTTPException]

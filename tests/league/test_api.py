@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
 import json
 import shutil
 import socket
@@ -42,6 +43,7 @@ from arena.league import (
     UploadRejected,
     ValidationStep,
     VersionStatus,
+    add_worker,
     create_user,
     disable_user,
     enqueue_match,
@@ -97,6 +99,12 @@ def bot_archive(directory: Path, variant: str) -> bytes:
         shutil.copytree(REPO / "bots" / "random", bot, ignore=shutil.ignore_patterns("__pycache__"))
         (bot / "VARIANT").write_text(variant + "\n")
     return pack_bot(bot)
+
+
+def _worker_token(league: League, name: str) -> str:
+    """Add the fleet worker ``name`` and return its token."""
+    with unit_of_work(league.sessions) as session:
+        return add_worker(session, league.key, name, now=NOW).token
 
 
 def user_token(league: League, name: str) -> str:
@@ -226,6 +234,7 @@ def world(kind: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World
             "owner": user_token(league, "alice"),
             "other": user_token(league, "bob"),
             "admin": admin_token,
+            "worker": _worker_token(league, "box1"),
         }
         disabled_token = user_token(league, "carol")
         archive = bot_archive(tmp, "a")
@@ -284,10 +293,18 @@ class Row:
     args: Mapping[str, str]
     expected: tuple[int, int, int, int]  # anonymous, other, owner, admin
     upload: bool = False
+    worker: int = 401
+    """The status for a fleet worker's token: refused everywhere but the workers' routes."""
+    body: Mapping[str, Any] | None = None
+    content: bytes | None = None
 
     def path(self, world: World) -> str:
-        """The concrete path (``@match`` stands for the world's finished match)."""
-        values = {k: str(world.match) if v == "@match" else v for k, v in self.args.items()}
+        """The concrete path (``@match``: the world's finished match; ``@source``: a source)."""
+        stand_ins = {
+            "@match": str(world.match),
+            "@source": hashlib.sha256(world.archive).hexdigest(),
+        }
+        values = {k: stand_ins.get(v, v) for k, v in self.args.items()}
         return self.route.format(**values)
 
 
@@ -296,6 +313,14 @@ OWNER_AND_ADMIN = (401, 403, 200, 200)
 ADMIN_ONLY = (401, 403, 403, 200)
 BOT = {"name": "alpha"}
 V1 = {"name": "alpha", "number": "1"}
+WORKERS_ONLY = (401, 401, 401, 401)
+"""A fleet worker's route: no user's token opens it, an admin's no more than another's."""
+ON_MATCH = {"match_id": "@match"}
+NOT_HELD = {"claim": "nobody/0"}
+"""A claim the world's worker never got: its calls about the finished match are 409."""
+ARTIFACT = b"a replay's bytes\n"
+ON_VERSION = {"version_id": "1"}
+"""alpha v1, the world's first version: active, so not waiting for a validator (409)."""
 
 MATRIX = [
     Row("GET", "/api/v1/health", {}, OPEN),
@@ -329,6 +354,67 @@ MATRIX = [
         {"match_id": "@match", "seat": "0"},
         OWNER_AND_ADMIN,
     ),
+    Row("GET", "/api/v1/worker/me", {}, WORKERS_ONLY, worker=200),
+    Row("GET", "/api/v1/worker/sources/{sha256}", {"sha256": "@source"}, WORKERS_ONLY, worker=200),
+    # The world's match is finished: a worker's claim is refused as not queued (409).
+    Row("POST", "/api/v1/worker/matches/{match_id}/claim", ON_MATCH, WORKERS_ONLY, worker=409),
+    Row(
+        "POST",
+        "/api/v1/worker/matches/{match_id}/lease",
+        ON_MATCH,
+        WORKERS_ONLY,
+        worker=409,
+        body=NOT_HELD,
+    ),
+    Row(
+        "PUT",
+        "/api/v1/worker/artifacts/{sha256}",
+        {"sha256": hashlib.sha256(ARTIFACT).hexdigest()},
+        WORKERS_ONLY,
+        worker=201,
+        content=ARTIFACT,
+    ),
+    Row(
+        "POST",
+        "/api/v1/worker/matches/{match_id}/result",
+        ON_MATCH,
+        WORKERS_ONLY,
+        worker=409,
+        body={**NOT_HELD, "record": {}, "replay_sha256": "0" * 64, "logs_sha256": []},
+    ),
+    Row(
+        "POST",
+        "/api/v1/worker/matches/{match_id}/fail",
+        ON_MATCH,
+        WORKERS_ONLY,
+        worker=409,
+        body={**NOT_HELD, "error": "a test"},
+    ),
+    Row("POST", "/api/v1/worker/versions/{version_id}/claim", ON_VERSION, WORKERS_ONLY, worker=409),
+    Row(
+        "POST",
+        "/api/v1/worker/versions/{version_id}/lease",
+        ON_VERSION,
+        WORKERS_ONLY,
+        worker=409,
+        body=NOT_HELD,
+    ),
+    Row(
+        "POST",
+        "/api/v1/worker/versions/{version_id}/steps/{step}/start",
+        {**ON_VERSION, "step": "build"},
+        WORKERS_ONLY,
+        worker=409,
+        body=NOT_HELD,
+    ),
+    Row(
+        "POST",
+        "/api/v1/worker/versions/{version_id}/steps/{step}/end",
+        {**ON_VERSION, "step": "build"},
+        WORKERS_ONLY,
+        worker=409,
+        body={**NOT_HELD, "outcome": "passed", "detail": "built", "log": "", "last": False},
+    ),
 ]
 
 
@@ -337,7 +423,21 @@ def _send(http: httpx.Client, world: World, row: Row, caller: str, path: str) ->
     if row.upload:
         headers["Content-Type"] = "application/gzip"
         return http.request(row.method, path, headers=headers, content=world.archive)
-    return http.request(row.method, path, headers=headers)
+    if row.content is not None:
+        headers["Content-Type"] = "application/octet-stream"
+        return http.request(row.method, path, headers=headers, content=row.content)
+    return http.request(row.method, path, headers=headers, json=row.body)
+
+
+@pytest.mark.parametrize("row", MATRIX, ids=lambda r: f"{r.method} {r.route}")
+def test_a_worker_token_opens_the_workers_routes_alone(
+    world: World, http: httpx.Client, row: Row
+) -> None:
+    """A fleet worker's token is refused (401) on every route but its own, which take it."""
+    response = _send(http, world, row, "worker", row.path(world))
+    assert row.worker == response.status_code, response.text
+    if row.worker == 401:
+        assert "Bearer" == response.headers["WWW-Authenticate"]
 
 
 @pytest.mark.parametrize("caller", CALLERS)

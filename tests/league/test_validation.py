@@ -36,7 +36,7 @@ from arena.league._validation import (
     HOUSE_BOTS,
     NO_IMAGE,
     VALIDATION_HANDS,
-    _renewing,
+    LeagueLedger,
     house_bots,
     validate_version,
 )
@@ -379,7 +379,7 @@ def test_the_lease_is_renewed_while_a_step_runs(league: League, tmp_path: Path) 
     lease = dt.timedelta(seconds=3)
     with unit_of_work(league.sessions) as session:
         claim_validation(session, "w1", lease)
-    with _renewing(league, version_id, "w1", lease):
+    with LeagueLedger(league, version_id, "w1", lease).renewing():
         time.sleep(4.5)  # past the lease: only renewals keep it
         with unit_of_work(league.sessions) as session:
             assert claim_validation(session, "w2", lease) is None

@@ -1,0 +1,161 @@
+"""``arena worker``: play a league's matches on this machine, as one of its Celery fleet.
+
+The worker takes match tasks from the broker (Redis), as many at once as ``--concurrency``
+allows, each on a thread of this process, and plays them in this machine's sandbox. All it
+knows of a match it asks the league over HTTP with its worker token (``arena league worker
+add NAME``): it holds no database credentials. See ``docs/deploy.md``.
+
+SIGTERM (or Ctrl-C) drains it: it takes no new task and stops once its running matches are
+played and reported. SIGKILL loses nothing: its matches' leases run out and other workers
+play them again.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import socket
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+import httpx
+
+from arena.cli._errors import ArenaCliError
+from arena.cli._options import league_sandbox_option, log_level_option, runtime_option
+from arena.cli._serve import PROCESS_SANDBOX_WARNING, open_sandbox
+from arena.league._metrics import setup_logging
+
+if TYPE_CHECKING:
+    from arena.league._fleet import FleetPlayer
+
+__all__ = ["worker"]
+
+logger = logging.getLogger("arena.worker")
+
+
+def _default_cache() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "arena" / "worker"
+
+
+@click.command()
+@click.option(
+    "--broker",
+    required=True,
+    metavar="URL",
+    envvar="ARENA_BROKER",
+    help="The fleet's Celery broker: redis://HOST:PORT/N.",
+)
+@click.option(
+    "--league",
+    "league_url",
+    required=True,
+    metavar="URL",
+    envvar="ARENA_LEAGUE_URL",
+    help="The league server's base URL, e.g. http://league:8000 (or the URL a ladder of "
+    "`arena run --executor celery` prints).",
+)
+@click.option(
+    "--token",
+    required=True,
+    envvar="ARENA_WORKER_TOKEN",
+    show_envvar=True,
+    help="This worker's token (arena league worker add NAME). Prefer the environment "
+    "variable: a command line is visible to every user of the machine.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="Matches played at once on this machine.",
+)
+@click.option(
+    "--hostname",
+    metavar="NAME",
+    help="This worker's Celery node name.  [default: WORKER@HOST]",
+)
+@league_sandbox_option
+@runtime_option
+@click.option(
+    "--cache",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where bots' sources are kept by content hash.  [default: ~/.cache/arena/worker]",
+)
+@log_level_option
+def worker(
+    broker: str,
+    league_url: str,
+    token: str,
+    concurrency: int,
+    hostname: str | None,
+    sandbox: str,
+    runtime: str,
+    cache: Path | None,
+    log_level: str,
+) -> None:
+    """Play the matches of the league at --league that its server publishes on --broker.
+
+    --league may also be the URL an `arena run --executor celery` ladder prints: the worker
+    then plays that ladder's matches.
+
+    The worker offers one kind of sandbox (--sandbox) and gets only the matches to be played
+    in it. Its token is checked before it takes anything: a refused token exits with 3.
+
+    \b
+    Examples:
+        export ARENA_WORKER_TOKEN=ffw_…      # from: arena league worker add box1
+        arena worker --broker redis://redis:6379/0 --league http://league:8000 --concurrency 8
+    """
+    # Imported here: Celery is needed by this command alone.
+    from arena.league._fleet import FleetPlayer, fleet_app, worker_queues
+
+    setup_logging(log_level.upper())
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per call to the league
+    if sandbox == "process-unsafe":
+        click.secho(PROCESS_SANDBOX_WARNING, fg="red", bold=True, err=True)
+    with open_sandbox(sandbox, runtime) as box:
+        workdir = Path(tempfile.mkdtemp(prefix="ffw-"))
+        player = FleetPlayer(
+            league_url, token, box, workdir=workdir, cache=cache or _default_cache()
+        )
+        try:
+            hello = _hello(player, league_url)
+            app = fleet_app(broker)
+            app.player = player
+            queues = worker_queues(box.kind.value, ladder=hello.get("kind") == "ladder")
+            node = hostname or f"{hello['worker']}@{socket.gethostname()}"
+            logger.info("worker %s takes %s for %s", node, ", ".join(queues), league_url)
+            controller = app.Worker(
+                hostname=node,
+                concurrency=concurrency,
+                pool="threads",
+                queues=queues,
+                loglevel=log_level.upper(),
+                without_gossip=True,
+                without_mingle=True,
+                without_heartbeat=False,
+            )
+            controller.start()
+            code = controller.exitcode
+        finally:
+            player.close()
+            shutil.rmtree(workdir, ignore_errors=True)
+    if code:
+        raise SystemExit(code)
+
+
+def _hello(player: FleetPlayer, url: str) -> dict[str, Any]:
+    """Who the league (or ladder) says this worker is; exit 3 if refused or unreachable."""
+    from arena.league._fleet import WorkerRefused
+
+    try:
+        return player.hello()
+    except WorkerRefused as e:
+        raise ArenaCliError(str(e)) from e
+    except httpx.HTTPError as e:
+        raise ArenaCliError(f"cannot reach the league at {url}: {e}") from e

@@ -1,0 +1,737 @@
+"""A Celery fleet plays the league's matches: spread, killed, broker restarted, refused, same.
+
+Everything here is real: a ``redis-server`` started on a free port in the test's directory
+(no persistence: a restart loses every message), ``arena league serve --executor celery``
+as a subprocess, and two ``arena worker`` subprocesses with different names and tokens, all
+on this machine, bots in the process sandbox. Every wait is generous (the machine may be
+very busy); nothing asserts a wall-clock bound.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+from sqlalchemy import select, update
+
+from arena.league import (
+    BotVersion,
+    League,
+    Match,
+    MatchSeat,
+    MatchStatus,
+    NotAuthenticated,
+    StepOutcome,
+    ValidationStep,
+    VersionStatus,
+    add_worker,
+    authenticate,
+    authenticate_worker,
+    disable_worker,
+    enqueue_match,
+    issue_token,
+    unit_of_work,
+)
+from arena.league._api import create_app, serve_in_thread
+from arena.league._dispatch import FleetRules
+from arena.league._fleet import FleetPlayer
+from arena.sandbox._docker import docker_available
+
+from .test_executor import (
+    SHORT,
+    WAIT_S,
+    add_versions,
+    bundled,
+    executor,
+    matches,
+    new_league,
+    process_sandbox,
+    queue_group,
+    slow_bot,
+    statuses,
+    wait_for,
+)
+from .test_service import check_counts_and_ratings, free_port, wait_healthy
+
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+SERVER = ("--slots", "1", "--lease", "3", "--hand-cap", "10", "--republish", "3")
+"""Short leases and republishing (a lost worker's match comes back in seconds), short
+matches; one local slot, which validates (no version here waits for validation)."""
+BOTS = ("greedy", "counter", "random", "greedy", "counter", "random")
+
+pytestmark = pytest.mark.skipif(
+    not Path(REDIS_SERVER).exists(), reason="the fleet's tests need redis-server"
+)
+
+
+# ---------------------------------------------------------------------- the parts
+
+
+class RedisServer:
+    """A ``redis-server`` of this test's own, on a free port, without persistence."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        """Start it and wait until it answers PING."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with open(self.directory / "redis.log", "ab") as log:
+            self.proc = subprocess.Popen(
+                [
+                    REDIS_SERVER,
+                    "--port",
+                    str(self.port),
+                    "--bind",
+                    "127.0.0.1",
+                    "--dir",
+                    str(self.directory),
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        client = redis.Redis(port=self.port)
+
+        def answers() -> bool:
+            assert self.proc is not None and self.proc.poll() is None, "redis-server exited"
+            try:
+                return bool(client.ping())
+            except redis.RedisError:
+                return False
+
+        wait_for("redis-server to answer", answers)
+        client.close()
+
+    def stop(self) -> None:
+        """Stop it (SIGKILL: whatever it held is gone)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=WAIT_S)
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[RedisServer]:
+    """A running redis-server of this test's own, stopped afterwards."""
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def league(kind: str, tmp_path: Path) -> Iterator[League]:
+    """A new league home in ``tmp_path`` on a new database of this kind."""
+    with new_league(kind, tmp_path) as made:
+        yield made
+
+
+def worker_token(league: League, name: str) -> str:
+    """Add the worker ``name`` to ``league``; its token."""
+    with unit_of_work(league.sessions) as session:
+        return add_worker(session, league.key, name).token
+
+
+def _arena(*args: str) -> list[str]:
+    return [sys.executable, "-c", "from arena.cli import main; main()", *args]
+
+
+class Fleet:
+    """The processes of one test: a league server and its workers, each logging to a file."""
+
+    def __init__(self, league: League, broker: RedisServer, directory: Path) -> None:
+        self.league = league
+        self.broker = broker
+        self.directory = directory
+        self.server: subprocess.Popen[bytes] | None = None
+        self.port = free_port()  # kept: a restarted server is where the workers look
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.workers: dict[str, subprocess.Popen[bytes]] = {}
+
+    def log(self, name: str) -> Path:
+        """The log file of the process ``name`` (``server`` or a worker's name)."""
+        return self.directory / f"{name}.log"
+
+    def serve(self, *options: str, sandbox: str = "process-unsafe") -> None:
+        """Start ``arena league serve --executor celery`` and wait until it is healthy."""
+        command = _arena(
+            "league",
+            "serve",
+            str(self.league.home),
+            "--sandbox",
+            sandbox,
+            "--port",
+            str(self.port),
+            "--executor",
+            "celery",
+            "--broker",
+            self.broker.url,
+            *SERVER,
+            *options,
+        )
+        with open(self.log("server"), "ab") as err:
+            self.server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
+        wait_healthy(self.url, self.server)
+
+    def stop_server(self) -> None:
+        """Stop the server with SIGTERM (gracefully)."""
+        assert self.server is not None
+        self.server.send_signal(signal.SIGTERM)
+        assert 0 == self.server.wait(timeout=WAIT_S)
+
+    def start_worker(
+        self, name: str, token: str, concurrency: int = 1, sandbox: str = "process-unsafe"
+    ) -> subprocess.Popen[bytes]:
+        """Start ``arena worker NAME`` in a session of its own (its bots die with it)."""
+        command = _arena(
+            "worker",
+            "--broker",
+            self.broker.url,
+            "--league",
+            self.url,
+            "--concurrency",
+            str(concurrency),
+            "--hostname",
+            f"{name}@test",
+            "--sandbox",
+            sandbox,
+            "--cache",
+            str(self.directory / f"cache-{name}"),
+        )
+        env = {**os.environ, "ARENA_WORKER_TOKEN": token}
+        with open(self.log(name), "ab") as err:
+            proc = subprocess.Popen(
+                command, stdout=subprocess.DEVNULL, stderr=err, env=env, start_new_session=True
+            )
+        self.workers[name] = proc
+        return proc
+
+    def kill_worker(self, name: str) -> None:
+        """SIGKILL the worker ``name`` and everything it started: its machine is gone."""
+        proc = self.workers[name]
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=WAIT_S)
+
+    def played_by(self, name: str) -> set[int]:
+        """The matches the worker ``name`` says (in its log) it played and had counted."""
+        played = set()
+        for line in self.log(name).read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            words = str(record.get("message", "")).split()
+            if len(words) >= 3 and words[0] == "match" and words[2] in ("finished", "void"):
+                played.add(int(words[1]))
+        return played
+
+    def close(self) -> None:
+        """Kill whatever still runs; show the logs' tails."""
+        for proc in [*self.workers.values(), *([self.server] if self.server else [])]:
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except (PermissionError, ProcessLookupError):
+                    proc.kill()
+                proc.wait(timeout=WAIT_S)
+        for log in sorted(self.directory.glob("*.log")):
+            tail = log.read_text(encoding="utf-8", errors="replace")[-6_000:]
+            sys.stderr.write(f"==== {log.name}\n{tail}\n")
+
+
+@pytest.fixture
+def fleet(league: League, broker: RedisServer, tmp_path: Path) -> Iterator[Fleet]:
+    """The processes of a test, all killed at its end."""
+    made = Fleet(league, broker, tmp_path / "fleet")
+    made.directory.mkdir()
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+def finished(league: League) -> int:
+    """How many matches are finished."""
+    return statuses(league).get(MatchStatus.FINISHED, 0)
+
+
+def all_finished(league: League) -> bool:
+    """Whether there are matches and every one is finished."""
+    return set(statuses(league)) == {MatchStatus.FINISHED}
+
+
+def outcomes(rows: Sequence[Match]) -> list[tuple[list[int], list[int], int]]:
+    """Each match's placements, bankrolls and hands, oldest first."""
+    out = []
+    for m in rows:
+        assert m.result is not None, f"match {m.id} has no result"
+        out.append((m.result["placements"], m.result["bankrolls"], m.result["hands"]))
+    return out
+
+
+# ---------------------------------------------------------------------- the tests
+
+
+@pytest.mark.slow
+def test_matches_spread_over_both_workers_and_count_once(league: League, fleet: Fleet) -> None:
+    """Two workers of one concurrency each both play; every result is counted once."""
+    add_versions(league, [bundled(name) for name in BOTS])
+    fleet.serve("--target-queued", "6")
+    fleet.start_worker("w1", worker_token(league, "w1"))
+    fleet.start_worker("w2", worker_token(league, "w2"))
+    wait_for(
+        "both workers to play matches",
+        lambda: bool(fleet.played_by("w1")) and bool(fleet.played_by("w2")),
+    )
+    fleet.stop_server()
+    one, two = fleet.played_by("w1"), fleet.played_by("w2")
+    print(f"w1 played {sorted(one)}, w2 played {sorted(two)}")
+    assert not one & two, "a match counted by both workers"
+    rows = {m.id: m for m in matches(league)}
+    for match_id in one | two:
+        assert MatchStatus.FINISHED == rows[match_id].status
+        assert rows[match_id].replay_sha256 is not None
+        assert league.artifacts.exists(rows[match_id].replay_sha256 or "")
+    assert check_counts_and_ratings(league) >= 2
+
+
+@pytest.mark.slow
+def test_a_match_whose_worker_is_killed_is_played_again_elsewhere_once(
+    league: League, fleet: Fleet, tmp_path: Path
+) -> None:
+    """SIGKILL the worker holding a match: the other plays it; one result; ratings agree."""
+    slow = [slow_bot(tmp_path / f"slow{i}", 0.05) for i in range(3)]
+    add_versions(league, slow)
+    queued = queue_group(league, 3)
+    fleet.serve("--no-schedule")
+    fleet.start_worker("w1", worker_token(league, "w1"))
+
+    def held_by_w1() -> int | None:
+        for m in matches(league):
+            if m.status is MatchStatus.RUNNING and (m.lease_owner or "").startswith("w1/"):
+                return m.id
+        return None
+
+    wait_for("w1 to hold a match", lambda: held_by_w1() is not None)
+    time.sleep(1.0)  # into the match
+    victim = held_by_w1()
+    assert victim is not None, "w1 finished its match before it could be killed"
+    fleet.kill_worker("w1")
+    fleet.start_worker("w2", worker_token(league, "w2"))
+    wait_for("every match to be finished", lambda: all_finished(league))
+    fleet.stop_server()
+    rows = {m.id: m for m in matches(league)}
+    assert set(queued) == set(rows)
+    assert victim in fleet.played_by("w2")
+    assert victim not in fleet.played_by("w1")
+    assert rows[victim].attempts >= 2
+    for m in rows.values():
+        assert (MatchStatus.FINISHED, None, None) == (m.status, m.lease_owner, m.lease_expires)
+    assert len(rows) == check_counts_and_ratings(league)
+
+
+@pytest.mark.slow
+def test_sigterm_drains_a_worker_its_match_finished_nothing_more_taken(
+    league: League, fleet: Fleet, tmp_path: Path
+) -> None:
+    """SIGTERM: the worker finishes and reports the match it plays, takes no other, exits 0."""
+    add_versions(league, [slow_bot(tmp_path / f"slow{i}", 0.05) for i in range(3)])
+    queue_group(league, 3)
+    fleet.serve("--no-schedule")
+    worker = fleet.start_worker("w1", worker_token(league, "w1"))
+
+    def held() -> list[int]:
+        return [m.id for m in matches(league) if m.status is MatchStatus.RUNNING]
+
+    wait_for("w1 to hold a match", lambda: bool(held()))
+    (playing,) = held()
+    worker.send_signal(signal.SIGTERM)
+    assert 0 == worker.wait(timeout=WAIT_S)
+    fleet.stop_server()
+    rows = {m.id: m for m in matches(league)}
+    assert {playing} == fleet.played_by("w1")
+    assert (MatchStatus.FINISHED, 1) == (rows[playing].status, rows[playing].attempts)
+    assert {MatchStatus.QUEUED} == {m.status for i, m in rows.items() if i != playing}
+    assert 1 == check_counts_and_ratings(league)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_the_fleet_plays_in_the_docker_sandbox(league: League, fleet: Fleet) -> None:
+    """A worker offering Docker gets the league's Docker matches and plays them in containers."""
+    reason = docker_available()
+    if reason is not None:
+        if os.environ.get("ARENA_REQUIRE_DOCKER"):
+            pytest.fail(f"ARENA_REQUIRE_DOCKER is set but {reason}", pytrace=False)
+        pytest.skip(reason)
+    add_versions(league, [bundled(name) for name in ("random", "greedy", "counter")])
+    queue_group(league, 3)
+    fleet.serve("--no-schedule", sandbox="docker")
+    fleet.start_worker("w1", worker_token(league, "w1"), concurrency=2, sandbox="docker")
+    wait_for("the matches played in Docker", lambda: all_finished(league), timeout=3 * WAIT_S)
+    fleet.stop_server()
+    rows = matches(league)
+    assert 3 == check_counts_and_ratings(league)
+    for m in rows:
+        assert m.result is not None and all(seat["started"] for seat in m.result["seats"])
+    assert {m.id for m in rows} == fleet.played_by("w1")
+
+
+@pytest.mark.slow
+def test_a_broker_restart_mid_league_loses_nothing(
+    league: League, fleet: Fleet, broker: RedisServer
+) -> None:
+    """Redis killed and restarted empty mid-league: the league goes on, every match is played."""
+    add_versions(league, [bundled(name) for name in BOTS])
+    fleet.serve("--target-queued", "6")
+    fleet.start_worker("w1", worker_token(league, "w1"))
+    fleet.start_worker("w2", worker_token(league, "w2"))
+    wait_for("a few matches", lambda: finished(league) >= 3)
+    broker.stop()
+    time.sleep(2.0)
+    before = finished(league)
+    broker.start()
+    wait_for("the league to go on after the restart", lambda: finished(league) >= before + 6)
+    fleet.stop_server()
+    fleet.serve("--no-schedule")  # drains what is queued, through the restarted broker
+    wait_for("every match to be finished", lambda: all_finished(league))
+    fleet.stop_server()
+    assert len(matches(league)) == check_counts_and_ratings(league) > 0
+
+
+def test_a_worker_with_a_bad_token_is_refused(league: League, tmp_path: Path) -> None:
+    """A worker whose token is a user's, made up, or disabled exits 3 before taking any task."""
+    with unit_of_work(league.sessions) as session:
+        admin_token = issue_token(session, league.key, "admin").token
+    good = worker_token(league, "w1")
+    with unit_of_work(league.sessions) as session:
+        disable_worker(session, "w1")
+    with serve_in_thread(create_app(league)) as url:
+        for token in (admin_token, "ffw_" + "x" * 43, good):
+            result = subprocess.run(
+                _arena(
+                    "worker",
+                    "--broker",
+                    "redis://127.0.0.1:1/0",  # never reached: the token is checked first
+                    "--league",
+                    url,
+                    "--sandbox",
+                    "process-unsafe",
+                    "--cache",
+                    str(tmp_path / "cache"),
+                ),
+                env={**os.environ, "ARENA_WORKER_TOKEN": token},
+                capture_output=True,
+                text=True,
+                timeout=WAIT_S,
+            )
+            assert 3 == result.returncode, result.stderr
+            assert "the league refused this worker" in result.stderr
+        response = httpx.post(
+            f"{url}/api/v1/worker/matches/1/claim",
+            headers={"Authorization": f"Bearer {admin_token}"},
+        )
+        assert 401 == response.status_code
+
+
+@pytest.mark.slow
+def test_the_fleet_plays_a_plan_as_the_local_executor_does(
+    kind: str, tmp_path: Path, broker: RedisServer
+) -> None:
+    """The same matches (seats, seeds) played locally and by the fleet end the same."""
+    sources = [bundled(name) for name in ("greedy", "counter", "random", "greedy")]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with new_league(kind, tmp_path / "a") as local, new_league(kind, tmp_path / "b") as remote:
+        add_versions(local, sources)
+        add_versions(remote, sources)
+        queue_group(local, 3)
+        queue_group(local, 4)
+        plan = matches(local)
+        _copy_plan(local, remote)
+        with process_sandbox() as box:
+            run = executor(local, box, tmp_path / "x", slots=2)
+            run.start()
+            try:
+                wait_for("the local executor to play the plan", lambda: all_finished(local))
+            finally:
+                run.stop()
+        fleet = Fleet(remote, broker, tmp_path / "fleet")
+        fleet.directory.mkdir()
+        try:
+            fleet.serve("--no-schedule")  # SERVER's hand cap is the local SHORT's
+            fleet.start_worker("w1", worker_token(remote, "w1"), concurrency=2)
+            wait_for("the fleet to play the plan", lambda: all_finished(remote))
+            fleet.stop_server()
+        finally:
+            fleet.close()
+        assert outcomes(matches(local)) == outcomes(matches(remote))
+        assert len(plan) == check_counts_and_ratings(remote)
+
+
+def _copy_plan(source: League, target: League) -> None:
+    """Queue in ``target`` the matches queued in ``source``: same ids, seats, seeds, groups."""
+    with unit_of_work(source.sessions) as session:
+        plan = [
+            (
+                m.id,
+                m.seed,
+                m.group_id,
+                m.rotation,
+                list(
+                    session.scalars(
+                        select(MatchSeat.version_id)
+                        .where(MatchSeat.match_id == m.id)
+                        .order_by(MatchSeat.seat)
+                    )
+                ),
+            )
+            for m in session.scalars(select(Match).order_by(Match.id))
+        ]
+    with unit_of_work(target.sessions) as session:
+        for match_id, seed, group, rotation, seats in plan:
+            made = enqueue_match(session, seats)
+            assert match_id == made, "the two leagues number their matches alike"
+            session.execute(
+                update(Match)
+                .where(Match.id == made)
+                .values(seed=seed, group_id=group, rotation=rotation)
+            )
+
+
+# ---------------------------------------------------------------------- one worker, no broker
+
+
+def test_tokens_of_users_and_workers_never_open_each_others_doors(league: League) -> None:
+    """A user's token is no worker's and a worker's is no user's, by the services too."""
+    with unit_of_work(league.sessions) as session:
+        user = issue_token(session, league.key, "admin").token
+        box = add_worker(session, league.key, "box1").token
+    with unit_of_work(league.sessions) as session:
+        assert "box1" == authenticate_worker(session, league.key, box)
+        assert "admin" == authenticate(session, league.key, user).name
+        with pytest.raises(NotAuthenticated):
+            authenticate_worker(session, league.key, user)
+        with pytest.raises(NotAuthenticated):
+            authenticate(session, league.key, box)
+
+
+def test_a_worker_plays_a_match_over_http_and_a_second_post_is_refused(
+    league: League, tmp_path: Path
+) -> None:
+    """FleetPlayer plays a claimed match; a stale task finds it taken; a re-post counts nowhere."""
+    add_versions(league, [bundled(name) for name in ("greedy", "counter", "random")])
+    first, second, _ = queue_group(league, 3)
+    token = worker_token(league, "box1")
+    app = create_app(league, fleet=FleetRules(config=SHORT))
+    with serve_in_thread(app) as url, process_sandbox() as box:
+        player = FleetPlayer(url, token, box, workdir=tmp_path / "w", cache=tmp_path / "c")
+        (tmp_path / "w").mkdir()
+        try:
+            assert "finished" == player.play(first)
+            assert "taken" == player.play(first)  # a message delivered twice
+        finally:
+            player.close()
+        auth = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=f"{url}/api/v1/worker", headers=auth, timeout=60) as http:
+            plan = http.post(f"/matches/{second}/claim").json()
+            assert [s["name"] for s in plan["seats"]] == [
+                f"{s['bot']}-v{s['number']}" for s in plan["seats"]
+            ]
+            replay = b"{}\n"
+            digest = hashlib.sha256(replay).hexdigest()
+            assert 201 == http.put(f"/artifacts/{digest}", content=replay).status_code
+            body = {
+                "claim": plan["claim"],
+                "record": {
+                    "bots": [s["name"] for s in plan["seats"]],
+                    "placements": [1, 2, 3],
+                    "bankrolls": [300, 0, 0],
+                    "start_bankroll": 100,
+                    "hands": 4,
+                },
+                "replay_sha256": digest,
+                "logs_sha256": [None, None, None],
+            }
+            assert 200 == http.post(f"/matches/{second}/result", json=body).status_code
+            again = http.post(f"/matches/{second}/result", json=body)
+            assert 409 == again.status_code, again.text
+    rows = {m.id: m for m in matches(league)}
+    assert MatchStatus.FINISHED == rows[first].status == rows[second].status
+    assert [1, 2, 3] == rows[second].result["placements"]  # type: ignore[index]
+    assert 2 == check_counts_and_ratings(league)
+
+
+@pytest.mark.slow
+def test_a_worker_validates_a_version_ahead_of_queued_matches(league: League, fleet: Fleet) -> None:
+    """A version waiting for validation is taken before matches queued earlier, and passes."""
+    add_versions(league, [bundled(name) for name in ("greedy", "counter", "random")])
+    queue_group(league, 3)
+    (version,) = add_versions(league, [bundled("greedy")], active=False)
+    fleet.serve("--no-schedule")
+
+    def published() -> dict[str, int]:
+        status = httpx.get(f"{fleet.url}/api/v1/status", timeout=30).json()
+        counts: dict[str, int] = status["executor"]["executor"]["fleet"]["published"]
+        return counts
+
+    wait_for(
+        "the validation and the matches published",
+        lambda: {"arena.validate": 1, "arena.play_match": 3} == published(),
+    )
+    fleet.start_worker("w1", worker_token(league, "w1"))
+    wait_for(
+        "the version validated and the matches played",
+        lambda: all_finished(league) and version_status(league, version) is VersionStatus.ACTIVE,
+    )
+    fleet.stop_server()
+    done = [
+        line
+        for line in fleet.log("w1").read_text(encoding="utf-8", errors="replace").splitlines()
+        if '"message": "version ' in line or ('"message": "match ' in line and "finished" in line)
+    ]
+    assert f"version {version} validated: active" in done[0], done
+    with unit_of_work(league.sessions) as session:
+        steps = session.scalars(
+            select(ValidationStep).where(ValidationStep.version_id == version)
+        ).all()
+        assert [StepOutcome.PASSED] * 3 == [s.outcome for s in steps]
+        assert all(s.log_sha256 and league.artifacts.exists(s.log_sha256) for s in steps)
+    assert 3 == check_counts_and_ratings(league)
+
+
+def version_status(league: League, version_id: int) -> VersionStatus:
+    """The status of a version now."""
+    with unit_of_work(league.sessions) as session:
+        return session.get_one(BotVersion, version_id).status
+
+
+# ---------------------------------------------------------------------- arena run on a fleet
+
+
+LADDER = ("greedy", "counter", "random", "--matches", "6", "--seed", "7", "--hand-cap", "10")
+
+
+@pytest.mark.slow
+def test_arena_run_on_the_fleet_writes_what_a_local_run_writes(
+    broker: RedisServer, tmp_path: Path
+) -> None:
+    """The same ladder played here and by two workers: the same records, standings and files."""
+    local = subprocess.run(
+        _arena("run", *LADDER, "--sandbox", "process", "--out", str(tmp_path / "local")),
+        capture_output=True,
+        text=True,
+        timeout=WAIT_S,
+    )
+    assert 0 == local.returncode, local.stderr
+    port = free_port()
+    token = "ffw_" + "t" * 43
+    env = {**os.environ, "ARENA_WORKER_TOKEN": token}
+    out = tmp_path / "fleet"
+    with open(tmp_path / "ladder.log", "wb") as log:
+        ladder = subprocess.Popen(
+            _arena(
+                "run",
+                *LADDER,
+                "--sandbox",
+                "process",
+                "--out",
+                str(out),
+                "--executor",
+                "celery",
+                "--broker",
+                broker.url,
+                "--listen",
+                f"127.0.0.1:{port}",
+            ),
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            env=env,
+        )
+    workers = []
+    try:
+
+        def listening() -> bool:
+            assert ladder.poll() is None, f"the ladder exited with {ladder.returncode}"
+            try:
+                me = httpx.get(
+                    f"http://127.0.0.1:{port}/api/v1/worker/me",
+                    headers={"Authorization": f"Bearer {token}"},
+                    timeout=5,
+                )
+            except httpx.HTTPError:
+                return False
+            assert 200 == me.status_code, me.text
+            return True
+
+        wait_for("the ladder's worker routes", listening)
+        for name in ("w1", "w2"):
+            command = _arena(
+                "worker",
+                "--broker",
+                broker.url,
+                "--league",
+                f"http://127.0.0.1:{port}",
+                "--hostname",
+                f"{name}@test",
+                "--sandbox",
+                "process-unsafe",
+                "--cache",
+                str(tmp_path / f"cache-{name}"),
+            )
+            with open(tmp_path / f"{name}.log", "ab") as err:
+                worker = subprocess.Popen(
+                    command,
+                    stdout=subprocess.DEVNULL,
+                    stderr=err,
+                    env=env,
+                    start_new_session=True,
+                )
+            workers.append(worker)
+        assert 0 == ladder.wait(timeout=WAIT_S), (tmp_path / "ladder.log").read_text()
+    finally:
+        for proc in [ladder, *workers]:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        sys.stderr.write((tmp_path / "ladder.log").read_text(errors="replace")[-4000:])
+
+    def records(run: Path) -> list[tuple[object, ...]]:
+        lines = (run / "matches.jsonl").read_text(encoding="utf-8").splitlines()
+        rows = [json.loads(line) for line in lines]
+        return sorted(
+            (r["match_id"], r["status"], r["bots"], r["placements"], r["bankrolls"], r["hands"])
+            for r in rows
+        )
+
+    assert records(tmp_path / "local") == records(out)
+    standings = [
+        json.loads((run / "standings.json").read_text()) for run in (tmp_path / "local", out)
+    ]
+    assert standings[0] == standings[1]
+    for run in (tmp_path / "local", out):
+        assert 6 == len(list((run / "replays").glob("m*.jsonl")))
+    local_logs = sorted(
+        p.relative_to(tmp_path / "local") for p in (tmp_path / "local" / "logs").rglob("*.log")
+    )
+    fleet_logs = sorted(p.relative_to(out) for p in (out / "logs").rglob("*.log"))
+    assert local_logs == fleet_logs
