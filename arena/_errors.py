@@ -8,6 +8,8 @@ Hierarchy::
     ├── PlanError               ladder parameters that cannot be planned, or a --resume that
     │                           does not match the run it resumes
     ├── ResultsError            an output directory that cannot be read or written
+    ├── BrokerUnavailable       the Celery fleet's broker does not answer (``arena run
+    │                           --executor celery``)
     ├── ViewerError             a stored replay the web's viewer cannot show (also a
     │   │                       ValueError; ``arena/web/_viewer.py``)
     │   └── NoSuchHand          a hand the replay does not have
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 __all__ = [
     "ArenaError",
+    "BrokerUnavailable",
     "LeagueError",
     "PlanError",
     "ResultsError",
@@ -48,6 +51,10 @@ class PlanError(ArenaError):
 
 class ResultsError(ArenaError):
     """An output directory that cannot be read or written."""
+
+
+class BrokerUnavailable(ArenaError):
+    """The Celery fleet's broker does not answer."""
 
 
 class LeagueError(ArenaError):

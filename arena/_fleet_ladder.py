@@ -39,12 +39,19 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from arena._deal import match_seed
+from arena._errors import BrokerUnavailable
 from arena._ladder import Collector, _Done
 from arena.league._accounts import bearer_token
 from arena.league._api import _error_handlers, _read_upload, serve_in_thread
 from arena.league._errors import Conflict, LeagueError, NotAuthenticated, NotFound
-from arena.league._fleet import PLAY_MATCH, WORKER_PREFIX, fleet_app, worker_queues
-from arena.league._uploads import pack_bot
+from arena.league._fleet import (
+    PLAY_MATCH,
+    WORKER_PREFIX,
+    fleet_app,
+    reach_broker,
+    worker_queues,
+)
+from arena.league._uploads import UploadLimits, pack_bot
 from arena.league._worker_api import Claimed, Failure, Result
 
 if TYPE_CHECKING:
@@ -138,6 +145,11 @@ class FleetPool(Collector):
         self._seats = 0
         self._scratch = Path(tempfile.mkdtemp(prefix="ffl-"))
         self._app = fleet_app(options.broker)
+        try:
+            reach_broker(self._app, options.broker)
+        except BrokerUnavailable:
+            self._app.close()
+            raise
         self._stack = contextlib.ExitStack()
         self.url = self._stack.enter_context(self._serve(*options.listen))
         if options.on_ready is not None:
@@ -230,8 +242,10 @@ class FleetPool(Collector):
         _error_handlers(app)
 
         @app.get(f"{WORKER_PREFIX}/me")
-        def me() -> dict[str, str]:
-            return {"worker": "ladder", "kind": "ladder", "queue": self._queue}
+        def me() -> dict[str, Any]:
+            # The sources were packed within the default limits (pack_bot).
+            uploads = dataclasses.asdict(UploadLimits())
+            return {"worker": "ladder", "kind": "ladder", "queue": self._queue, "uploads": uploads}
 
         @app.get(f"{WORKER_PREFIX}/sources/{{sha256}}")
         def source(sha256: str) -> Response:

@@ -22,14 +22,17 @@ plain ASCII, so cleaning is idempotent: a cleaned string has nothing left to cle
 A CSV cell needs one more thing, done by the CSV writer only (see
 ``arena._standings.write_standings``): a text cell starting with ``= + - @`` gets a ``'``
 prefix so a spreadsheet does not run it as a formula (OWASP's "CSV injection").
+
+:func:`hide_password` keeps a URL's password (a broker's, say) off a printed line.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["ELLIPSIS", "clean", "clean_lines"]
+__all__ = ["ELLIPSIS", "clean", "clean_lines", "hide_password"]
 
 ELLIPSIS = "…"
 """Ends a string that :func:`clean` cut to its ``limit``."""
@@ -111,3 +114,16 @@ def clean_lines(text: str, limit: int | None = None) -> str:
     """
     lines = text.split("\n")
     return "\n".join(clean(line.removesuffix("\r"), limit) for line in lines)
+
+
+def hide_password(url: str) -> str:
+    """``url`` with its password, if any, written ``…`` (for a line a terminal or log keeps).
+
+    ``redis://:secret@redis:6379/0`` becomes ``redis://:…@redis:6379/0``.
+    """
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    user = parts.username or ""
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{user}:…@{host}"))

@@ -22,7 +22,7 @@ from arena._ladder import LadderResult, LadderSpec, install_interrupt, read_save
 from arena._plan import PlannedMatch, plan_spread
 from arena._runner import TimeControl
 from arena._sprt import SprtDecision, SprtResult, SprtSpec, run_sprt, saved_sprt
-from arena._text import clean
+from arena._text import clean, hide_password
 from arena.cli._errors import ArenaCliError
 from arena.cli._options import executor_options, runtime_option, sandbox_option, time_options
 from arena.cli._table import STANDINGS_LEGEND, standings_table
@@ -434,7 +434,8 @@ def _fleet_options(
 
     def ready(url: str) -> None:
         click.echo(
-            f"start workers with: ARENA_WORKER_TOKEN=… arena worker --broker {broker} "
+            "start workers with: ARENA_WORKER_TOKEN=… arena worker --broker "
+            f"{hide_password(broker)} "
             f"--league {url} --sandbox {worker_sandbox}",
             err=True,
         )

@@ -79,7 +79,8 @@ _SIGNALS = (signal.SIGINT, signal.SIGTERM)
     type=click.IntRange(min=1),
     default=2,
     show_default=True,
-    help="Matches (or validations) played at once on this machine.",
+    help="Matches (or validations) played at once on this machine (with --executor celery "
+    "the workers play them: --slots then only sets the default --target-queued).",
 )
 @league_sandbox_option
 @runtime_option
@@ -113,7 +114,8 @@ _SIGNALS = (signal.SIGINT, signal.SIGTERM)
     "--target-queued",
     type=click.IntRange(min=1),
     default=None,
-    help="The queue length the scheduler keeps.  [default: twice --slots]",
+    help="The queue length the scheduler keeps; with --executor celery, give it about twice "
+    "the fleet's total --concurrency, so no worker waits.  [default: twice --slots]",
 )
 @click.option(
     "--max-per-version",

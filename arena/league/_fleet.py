@@ -42,7 +42,9 @@ from typing import Any
 import httpx
 from celery import Celery
 
+from arena._errors import BrokerUnavailable
 from arena._runner import MatchCancelled, TimeControl, run_match
+from arena._text import hide_password
 from arena.league._bots import StepKind, VersionStatus
 from arena.league._uploads import UploadLimits
 from arena.league._validation import StepResult, renewing, run_validation
@@ -143,6 +145,21 @@ def fleet_app(broker: str) -> FleetApp:
     return app
 
 
+def reach_broker(app: Celery, broker: str, *, timeout: float = 10.0) -> None:
+    """Connect to ``app``'s broker once, or raise :class:`BrokerUnavailable` saying why.
+
+    For who starts publishing and has nobody watching logs (``arena run --executor
+    celery``): Celery would otherwise retry in silence for ever.
+    """
+    try:
+        with app.connection_for_write() as connection:
+            connection.ensure_connection(max_retries=2, interval_start=0.5, timeout=timeout)
+    except Exception as e:
+        raise BrokerUnavailable(
+            f"cannot reach the fleet's broker at {hide_password(broker)}: {e}"
+        ) from e
+
+
 def _player(task: Any) -> FleetPlayer:
     """The player of the worker process a task runs in."""
     player: FleetPlayer | None = task.app.player
@@ -176,6 +193,8 @@ class FleetPlayer:
         self.sandbox = sandbox
         self.workdir = workdir
         self.cache = cache
+        self.limits = UploadLimits()
+        """What sources are unpacked with: the league's limits once :meth:`hello` heard them."""
         self.http = httpx.Client(
             base_url=url.rstrip("/") + WORKER_PREFIX,
             headers={"Authorization": f"Bearer {token}"},
@@ -190,7 +209,9 @@ class FleetPlayer:
         """Ask the league who this worker is: its ``worker`` name, and ``kind``.
 
         ``kind`` is ``ladder`` when the URL is an ``arena run --executor celery`` ladder's
-        (whose matches are on its own queue, ``arena._fleet_ladder``), else a league's.
+        (whose matches are on its own queue, ``arena._fleet_ladder``), else a league's. The
+        league's upload limits (``uploads``) become this player's :attr:`limits`, so that a
+        source the league accepted under limits wider than the defaults unpacks here too.
 
         Raises:
             WorkerRefused: the league refuses the token.
@@ -200,6 +221,8 @@ class FleetPlayer:
         self._refused(response)
         response.raise_for_status()
         answer: dict[str, Any] = response.json()
+        if "uploads" in answer:
+            self.limits = UploadLimits(**answer["uploads"])
         return answer
 
     def play(self, match_id: int) -> str:
@@ -319,7 +342,7 @@ class FleetPlayer:
             response.raise_for_status()
             return response.content
 
-        source = cached_source(self.cache, sha256, fetch, UploadLimits())
+        source = cached_source(self.cache, sha256, fetch, self.limits)
         return dataclasses.replace(read_manifest(source), name=str(seat["name"]))
 
     def _upload(self, data: bytes) -> str:

@@ -20,6 +20,7 @@ token). The routes are thin; the use cases are in ``_dispatch.py``:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from typing import Annotated, Any
 
@@ -104,9 +105,16 @@ def add_worker_routes(app: FastAPI, league: League, rules: FleetRules) -> None:
     from arena.league._api import _read_upload  # the API's streaming, size-capped reader
 
     @app.get(f"{WORKER_PREFIX}/me")
-    def worker_me(worker: WorkerName) -> dict[str, str]:
-        """The worker the token belongs to (and that this is a league, not a ladder)."""
-        return {"worker": worker, "kind": "league"}
+    def worker_me(worker: WorkerName) -> dict[str, Any]:
+        """Who the token belongs to, that this is a league, and its upload limits.
+
+        A worker unpacks the bots' sources with the league's limits.
+        """
+        return {
+            "worker": worker,
+            "kind": "league",
+            "uploads": dataclasses.asdict(league.config.uploads),
+        }
 
     @app.get(f"{WORKER_PREFIX}/sources/{{sha256}}")
     def worker_source(sha256: str, worker: WorkerName) -> Response:

@@ -12,6 +12,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -158,6 +159,25 @@ def finished(tmp_path_factory: pytest.TempPathFactory) -> Run:
 def finished_copy(finished: Run, tmp_path: Path) -> Path:
     """A private copy of the finished run's output directory."""
     return Path(shutil.copytree(finished.out, tmp_path / "out"))
+
+
+def test_run_on_a_fleet_whose_broker_does_not_answer_says_so_without_its_password(
+    tmp_path: Path,
+) -> None:
+    """``--executor celery`` with no broker at the URL: one error line, password hidden."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+        port = s.getsockname()[1]
+        result = invoke(
+            *("run", "greedy", "counter", "random", "--matches", "3", "--sandbox", "process"),
+            *("--executor", "celery", "--broker", f"redis://:s3cret@127.0.0.1:{port}/0"),
+            *("--out", str(tmp_path / "out")),
+        )
+
+    assert 0 != result.exit_code, result.output
+    (line,) = error_lines(result)
+    assert f"cannot reach the fleet's broker at redis://:…@127.0.0.1:{port}/0" in line
+    assert "s3cret" not in result.output
 
 
 # ------------------------------------------------------------------ version and help

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena._text import ELLIPSIS, clean, clean_lines
+from arena._text import ELLIPSIS, clean, clean_lines, hide_password
 from arena.cli._replay import replay
 from flipflop import MatchConfig, MatchState, ReplayWriter
 
@@ -166,3 +166,18 @@ def test_replay_prints_no_control_character_from_a_bot(tmp_path: Path) -> None:
     assert "note: wipe\\x1b[2J\\x1b]52;c;ZXZpbA==\\x07\\x9b" in result.output
     assert "FAULT bad\\x1b[31m" in result.output
     assert result.output.startswith("3 players: evil\\x1b[2J, bob\\u202e, carol;")
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("redis://:s3cret@redis:6379/0", "redis://:…@redis:6379/0"),
+        ("redis://arena:s3cret@10.0.0.5:6379/2", "redis://arena:…@10.0.0.5:6379/2"),
+        ("redis://redis:6379/0", "redis://redis:6379/0"),
+        ("redis://arena@redis:6379/0", "redis://arena@redis:6379/0"),
+        ("redis://:p%40ss@[::1]:6379/0", "redis://:…@[::1]:6379/0"),
+    ],
+)
+def test_hide_password_keeps_everything_but_the_password(url: str, shown: str) -> None:
+    """A broker URL printed for the user to copy keeps its user, host, port and database."""
+    assert shown == hide_password(url)

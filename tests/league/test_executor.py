@@ -30,6 +30,7 @@ from arena.league import (
     MatchSeat,
     MatchStatus,
     Role,
+    UploadLimits,
     ValidationStep,
     VersionStatus,
     claim_match,
@@ -133,11 +134,18 @@ def slow_bot(directory: Path, delay: float) -> Path:
     return directory
 
 
-def add_versions(league: League, sources: Sequence[Path], *, active: bool = True) -> list[int]:
+def add_versions(
+    league: League,
+    sources: Sequence[Path],
+    *,
+    active: bool = True,
+    limits: UploadLimits | None = None,
+) -> list[int]:
     """Submit each bot directory as the first version of a bot of its own user; their ids.
 
     With ``active`` the versions are made active at once, as if they had passed validation
     (which ``test_validation.py`` covers); otherwise they wait for validation (uploaded).
+    ``limits`` are the packer's (the defaults unless given).
     """
     ids = []
     for source in sources:
@@ -145,7 +153,7 @@ def add_versions(league: League, sources: Sequence[Path], *, active: bool = True
         with unit_of_work(league.sessions) as session:
             create_user(session, owner, role=Role.USER)
             submitted = submit_version(
-                session, league, owner, f"{source.name[:12]}-{owner}", pack_bot(source)
+                session, league, owner, f"{source.name[:12]}-{owner}", pack_bot(source, limits)
             )
             if active:
                 session.execute(

@@ -9,6 +9,7 @@ very busy); nothing asserts a wall-clock bound.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -33,6 +35,7 @@ from arena.league import (
     MatchStatus,
     NotAuthenticated,
     StepOutcome,
+    UploadLimits,
     ValidationStep,
     VersionStatus,
     add_worker,
@@ -535,6 +538,19 @@ def test_tokens_of_users_and_workers_never_open_each_others_doors(league: League
             authenticate(session, league.key, box)
 
 
+@contextmanager
+def served_player(league: League, token: str, tmp_path: Path) -> Iterator[tuple[str, FleetPlayer]]:
+    """The league's API on a real socket, and a worker's player for it (process sandbox)."""
+    app = create_app(league, fleet=FleetRules(config=SHORT))
+    with serve_in_thread(app) as url, process_sandbox() as box:
+        (tmp_path / "w").mkdir()
+        player = FleetPlayer(url, token, box, workdir=tmp_path / "w", cache=tmp_path / "c")
+        try:
+            yield url, player
+        finally:
+            player.close()
+
+
 def test_a_worker_plays_a_match_over_http_and_a_second_post_is_refused(
     league: League, tmp_path: Path
 ) -> None:
@@ -542,15 +558,9 @@ def test_a_worker_plays_a_match_over_http_and_a_second_post_is_refused(
     add_versions(league, [bundled(name) for name in ("greedy", "counter", "random")])
     first, second, _ = queue_group(league, 3)
     token = worker_token(league, "box1")
-    app = create_app(league, fleet=FleetRules(config=SHORT))
-    with serve_in_thread(app) as url, process_sandbox() as box:
-        player = FleetPlayer(url, token, box, workdir=tmp_path / "w", cache=tmp_path / "c")
-        (tmp_path / "w").mkdir()
-        try:
-            assert "finished" == player.play(first)
-            assert "taken" == player.play(first)  # a message delivered twice
-        finally:
-            player.close()
+    with served_player(league, token, tmp_path) as (url, player):
+        assert "finished" == player.play(first)
+        assert "taken" == player.play(first)  # a message delivered twice
         auth = {"Authorization": f"Bearer {token}"}
         with httpx.Client(base_url=f"{url}/api/v1/worker", headers=auth, timeout=60) as http:
             plan = http.post(f"/matches/{second}/claim").json()
@@ -579,6 +589,30 @@ def test_a_worker_plays_a_match_over_http_and_a_second_post_is_refused(
     assert MatchStatus.FINISHED == rows[first].status == rows[second].status
     assert [1, 2, 3] == rows[second].result["placements"]  # type: ignore[index]
     assert 2 == check_counts_and_ratings(league)
+
+
+def test_a_worker_unpacks_sources_with_the_leagues_limits(league: League, tmp_path: Path) -> None:
+    """A source the league took under wider limits than the defaults unpacks on a worker too.
+
+    The worker hears the league's limits when it says hello; before, with the defaults, the
+    same source is refused (the match fails by the arena's fault and goes back).
+    """
+    wide = UploadLimits(max_files=UploadLimits().max_files + 200)
+    league = dataclasses.replace(league, config=dataclasses.replace(league.config, uploads=wide))
+    many = tmp_path / "many"
+    shutil.copytree(bundled("greedy"), many)
+    (many / "data").mkdir()
+    for i in range(UploadLimits().max_files + 50):
+        (many / "data" / f"{i}.txt").write_bytes(b"")
+    add_versions(league, [many, bundled("counter"), bundled("random")], limits=wide)
+    first, second, _ = queue_group(league, 3)
+    with served_player(league, worker_token(league, "box1"), tmp_path) as (_, player):
+        assert "error" == player.play(first)  # more files than the defaults allow
+        assert wide.max_files == player.hello()["uploads"]["max_files"]
+        assert "finished" == player.play(second)
+    rows = {m.id: m for m in matches(league)}
+    assert (MatchStatus.QUEUED, 1) == (rows[first].status, rows[first].attempts)
+    assert MatchStatus.FINISHED == rows[second].status
 
 
 @pytest.mark.slow
