@@ -240,8 +240,11 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
     """Add the web pages of ``league`` to ``app`` (the API's application)."""
     site = _Site(league, live)
 
-    def page(handler: Callable[..., Awaitable[Response]]) -> Page:
-        """A page handler: the signed-in account passed in, league errors as an HTML page."""
+    def with_account(
+        handler: Callable[..., Awaitable[Response]],
+        on_error: Callable[[Request, LeagueError, Account | None], Response],
+    ) -> Page:
+        """``handler`` with the signed-in account passed in, league errors to ``on_error``."""
 
         @functools.wraps(handler)
         async def wrapper(request: Request, **kwargs: Any) -> Response:
@@ -249,23 +252,21 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
             try:
                 return await handler(request, account, **kwargs)
             except LeagueError as exc:
-                return site.error(request, exc, account)
+                return on_error(request, exc, account)
 
         return wrapper
+
+    def json_error(request: Request, exc: LeagueError, account: Account | None) -> Response:
+        status = getattr(exc, "status_code", 400)
+        return JSONResponse({"error": str(exc)}, status_code=status, headers=_NOSNIFF)
+
+    def page(handler: Callable[..., Awaitable[Response]]) -> Page:
+        """A page handler: the signed-in account passed in, league errors as an HTML page."""
+        return with_account(handler, site.error)
 
     def data(handler: Callable[..., Awaitable[Response]]) -> Page:
         """A JSON handler for the pages' scripts: league errors as ``{"error": …}``."""
-
-        @functools.wraps(handler)
-        async def wrapper(request: Request, **kwargs: Any) -> Response:
-            account = await run_in_threadpool(site.account, request)
-            try:
-                return await handler(request, account, **kwargs)
-            except LeagueError as exc:
-                status = getattr(exc, "status_code", 400)
-                return JSONResponse({"error": str(exc)}, status_code=status, headers=_NOSNIFF)
-
-        return wrapper
+        return with_account(handler, json_error)
 
     async def form_of(request: Request) -> Any:
         form = await request.form(max_files=1, max_fields=20)

@@ -12,21 +12,7 @@
   var COLOURS = ['#0072b2', '#d55e00', '#009e73', '#cc79a7', '#e69f00'];
   var DASHES = ['', '6 3', '2 3', '8 3 2 3', '1 2'];
 
-  function fetchJSON(url) {
-    var cache = window.ffaJSON || (window.ffaJSON = new Map());
-    if (!cache.has(url)) {
-      var p = fetch(url, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
-        .then(function (r) {
-          return r.json().catch(function () { return {}; }).then(function (body) {
-            if (!r.ok) throw new Error(body.error || 'the server answered ' + r.status);
-            return body;
-          });
-        });
-      cache.set(url, p);
-      p.catch(function () { cache.delete(url); });
-    }
-    return cache.get(url);
-  }
+  var fetchJSON = window.ffaFetchJSON; // site.js
 
   function svg(tag, attrs, text) {
     var e = document.createElementNS(NS, tag);

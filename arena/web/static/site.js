@@ -2,6 +2,27 @@
 // Everything bot-supplied is inserted with textContent, never as HTML.
 "use strict";
 
+// JSON of a page's own API, fetched once per URL and shared by the page's scripts (the
+// bankroll chart and the replay viewer read the same viewer.json). base.html loads this
+// script before any page's own, so they find it. A failed fetch is forgotten, to be retried.
+window.ffaFetchJSON = (function () {
+  var cache = new Map();
+  return function (url) {
+    if (!cache.has(url)) {
+      var p = fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+        .then(function (r) {
+          return r.json().catch(function () { return {}; }).then(function (body) {
+            if (!r.ok) throw new Error(body.error || "the server answered " + r.status);
+            return body;
+          });
+        });
+      cache.set(url, p);
+      p.catch(function () { cache.delete(url); });
+    }
+    return cache.get(url);
+  };
+})();
+
 (function () {
   function el(tag, cls, text) {
     var node = document.createElement(tag);

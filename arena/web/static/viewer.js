@@ -8,22 +8,7 @@
   var SUITS = { c: ['♣', 'clubs'], d: ['♦', 'diamonds'], h: ['♥', 'hearts'], s: ['♠', 'spades'] };
   var RANKS = { A: 'ace', T: '10', J: 'jack', Q: 'queen', K: 'king' };
 
-  function fetchJSON(url) {
-    // Shared with chart.js: the bankroll chart reads the same viewer.json.
-    var cache = window.ffaJSON || (window.ffaJSON = new Map());
-    if (!cache.has(url)) {
-      var p = fetch(url, { credentials: 'same-origin', headers: { Accept: 'application/json' } })
-        .then(function (r) {
-          return r.json().catch(function () { return {}; }).then(function (body) {
-            if (!r.ok) throw new Error(body.error || 'the server answered ' + r.status);
-            return body;
-          });
-        });
-      cache.set(url, p);
-      p.catch(function () { cache.delete(url); });
-    }
-    return cache.get(url);
-  }
+  var fetchJSON = window.ffaFetchJSON; // site.js
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
