@@ -1,7 +1,7 @@
 """The Celery fleet's throughput with 1 and 2 workers, and its overhead per match.
 
 Run: ``python benchmarks/scale.py [--matches 24] [--think-ms 100] [--concurrency 2]
-[--hand-cap 10] [--rounds 2] [--broker redis://HOST:PORT/N]``.
+[--hand-cap 10] [--rounds 3] [--broker redis://HOST:PORT/N]``.
 
 One plan (``--matches`` matches at tables of 3, in duplicate groups, of bots that sleep
 ``--think-ms`` at every turn they start, so that a match lasts a fixed time whatever the
@@ -27,18 +27,30 @@ Prints lines for scripts::
     scale fleet 2 workers: N matches/min (xR of 1 worker)
     scale worker calls: X ms per match in N calls to the league (…)
     scale overhead: X ms per match against the local executor, median of R rounds (…)
+    scale match time: local X s, fleet Y s per run_match (median)
 
 The worker calls are the time one worker's player spends in its HTTP calls to the league
 per match (the plan played once more, one match at a time, by a player in this process
-against the league's API on a real socket): the fleet's own cost. The overhead is ((b) -
-(a)) wall time * concurrency / matches, per round: everything a slot loses per match to the
-fleet (target <= 50 ms), the league server's, the worker's and Redis's share of this
-machine's cores included. Figures go in ``docs/deploy.md``.
+against the league's API on a real socket): the fleet's own cost.
+
+The overhead is what a slot loses per match outside playing it, fleet minus local. Each of
+``--rounds`` rounds plays the plan twice more, one match at a time (one slot; one worker of
+concurrency 1), local then fleet; a run's loss per match is its wall time minus the sum of
+its matches' ``run_match`` calls (the bots' start, the match, their stop), timed around
+each call in the local executor's process and in the worker's (the worker runs with a
+timing wrapper, in this benchmark only), over the matches: the claim, fetching and unpacking
+sources, uploads, counting the result and waiting for the next match. Subtracting the
+matches keeps the bots' start-up and thinking, which vary by hundreds of ms from match to
+match on a busy machine, out of the figure; one slot keeps idle slots at the end of a run
+out of it. Also printed: the median ``run_match`` time in each, so that a fleet whose
+server and worker slow the bots down shows it (target for the overhead <= 50 ms).
+Figures go in ``docs/deploy.md``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import shutil
@@ -70,6 +82,7 @@ from arena.league import (
     pack_bot,
     unit_of_work,
 )
+from arena.league import _executor as executor_module
 from arena.league._api import create_app, serve_in_thread
 from arena.league._dispatch import FleetRules
 from arena.league._executor import LocalExecutor
@@ -172,6 +185,52 @@ def _played(league: League, who: str) -> float:
     return time.monotonic() - t0
 
 
+def _loss(times: list[float], wall: float) -> tuple[float, float]:
+    """A one-slot run's ms lost per match outside ``run_match``, and its median in s."""
+    return (wall - sum(times)) * 1000 / len(times), statistics.median(times)
+
+
+_RUN_MATCH = "run_match"
+"""What the local executor calls to play a match (patched to be timed, this benchmark only)."""
+
+
+@contextmanager
+def _timing_local(times: list[float]) -> Iterator[None]:
+    """Time each ``run_match`` call of the local executor (in this process) into ``times``."""
+    inner = getattr(executor_module, _RUN_MATCH)
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            times.append(time.perf_counter() - t0)
+
+    setattr(executor_module, _RUN_MATCH, timed)
+    try:
+        yield
+    finally:
+        setattr(executor_module, _RUN_MATCH, inner)
+
+
+_TIMED_WORKER = """
+import os, time
+import arena.league._fleet as fleet
+inner = fleet.run_match
+def timed(*args, **kwargs):
+    t0 = time.perf_counter()
+    try:
+        return inner(*args, **kwargs)
+    finally:
+        with open(os.environ["ARENA_BENCH_TIMES"], "a") as out:
+            out.write(f"{time.perf_counter() - t0}\\n")
+fleet.run_match = timed
+from arena.cli import main
+main()
+"""
+"""``arena`` with the worker's ``run_match`` timed into the file $ARENA_BENCH_TIMES."""
+
+
 def _claimed(league: League) -> int:
     with unit_of_work(league.sessions) as session:
         return int(
@@ -179,7 +238,9 @@ def _claimed(league: League) -> int:
         )
 
 
-def _timed_local(league: League, matches: int, slots: int, config: MatchConfig) -> float:
+def _timed_local(
+    league: League, matches: int, slots: int, config: MatchConfig, times: list[float] | None = None
+) -> float:
     box = ProcessSandbox()
     executor = LocalExecutor(
         league,
@@ -190,22 +251,34 @@ def _timed_local(league: League, matches: int, slots: int, config: MatchConfig) 
         validation=False,
         poll=0.05,
     )
-    executor.start()
-    try:
-        _queue(league, matches)
-        executor.wake()
-        return _played(league, "the local executor")
-    finally:
-        executor.stop()
-        box.close()
+    with contextlib.ExitStack() as stack:
+        if times is not None:
+            stack.enter_context(_timing_local(times))
+        executor.start()
+        try:
+            _queue(league, matches)
+            executor.wake()
+            return _played(league, "the local executor")
+        finally:
+            executor.stop()
+            box.close()
 
 
-def _arena(*args: str) -> list[str]:
-    return [sys.executable, "-c", "from arena.cli import main; main()", *args]
+_arena_main = "from arena.cli import main; main()"
+
+
+def _arena(*args: str, main: str = _arena_main) -> list[str]:
+    return [sys.executable, "-c", main, *args]
 
 
 def _timed_fleet(
-    league: League, matches: int, workers: int, concurrency: int, hand_cap: int, broker: str
+    league: League,
+    matches: int,
+    workers: int,
+    concurrency: int,
+    hand_cap: int,
+    broker: str,
+    times: list[float] | None = None,
 ) -> float:
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
@@ -234,9 +307,9 @@ def _timed_fleet(
             stderr=log,
         )
     ]
+    names = [f"bench{i}-{os.urandom(3).hex()}" for i in range(workers)]
     try:
         _wait("the league server", lambda: _healthy(url))
-        names = [f"bench{i}-{os.urandom(3).hex()}" for i in range(workers)]
         for name in names:
             with unit_of_work(league.sessions) as session:
                 token = add_worker(session, league.key, name).token
@@ -258,8 +331,13 @@ def _timed_fleet(
                         str(league.home / f"cache-{name}"),
                         "--log-level",
                         "warning",
+                        main=_TIMED_WORKER if times is not None else _arena_main,
                     ),
-                    env={**os.environ, "ARENA_WORKER_TOKEN": token},
+                    env={
+                        **os.environ,
+                        "ARENA_WORKER_TOKEN": token,
+                        "ARENA_BENCH_TIMES": str(league.home / f"times-{name}"),
+                    },
                     stdout=subprocess.DEVNULL,
                     stderr=log,
                     start_new_session=True,
@@ -272,6 +350,11 @@ def _timed_fleet(
         _queue(league, matches)
         return _played(league, "the fleet")
     finally:
+        if times is not None:
+            for name in names:
+                timed = league.home / f"times-{name}"
+                if timed.exists():
+                    times += [float(x) for x in timed.read_text().split()]
         for proc in reversed(procs):
             proc.send_signal(signal.SIGTERM)
         for proc in procs:
@@ -362,7 +445,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--think-ms", type=int, default=100)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--hand-cap", type=int, default=10)
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--broker", default=None)
     args = parser.parse_args(argv)
     root = Path(tempfile.mkdtemp(prefix="ffa-scale-"))
@@ -370,7 +453,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         bots = [_thinking_bot(root / "bots" / f"t{i}", args.think_ms) for i in range(_TABLE + 1)]
         config = MatchConfig(hand_cap=args.hand_cap)
         with _redis(args.broker, root) as broker:
-            local, one, overheads = [], [], []
+            local, one = [], []
             for r in range(args.rounds):  # interleaved: a machine's load shifts both alike
                 with _league(root / f"local{r}", bots) as league:
                     local.append(_timed_local(league, args.matches, args.concurrency, config))
@@ -381,9 +464,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                             league, args.matches, 1, args.concurrency, args.hand_cap, broker
                         )
                     )
-                overheads.append((one[-1] - local[-1]) * args.concurrency / played * 1000)
             with _league(root / "fleet2", bots) as league:
                 two = _timed_fleet(league, args.matches, 2, args.concurrency, args.hand_cap, broker)
+            losses: list[tuple[tuple[float, float], tuple[float, float]]] = []
+            for r in range(args.rounds):  # one slot each, interleaved
+                with _league(root / f"slot-local{r}", bots) as league:
+                    times: list[float] = []
+                    wall = _timed_local(league, args.matches, 1, config, times)
+                    local_loss = _loss(times, wall)
+                with _league(root / f"slot-fleet{r}", bots) as league:
+                    times = []
+                    wall = _timed_fleet(league, args.matches, 1, 1, args.hand_cap, broker, times)
+                    fleet_loss = _loss(times, wall)
+                losses.append((local_loss, fleet_loss))
         with _league(root / "timed", bots) as league:
             http_ms, calls = _worker_calls(league, args.matches, config)
         best_local, best_one = min(local), min(one)
@@ -397,10 +490,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"scale worker calls: {http_ms:.1f} ms per match in {calls:.1f} calls to the "
             "league (claim, renewals, uploads, result; one worker, no other load)"
         )
-        told = ", ".join(f"{o:.0f}" for o in overheads)
+        overheads = [fleet[0] - local[0] for local, fleet in losses]
+        told = "; ".join(f"{f[0]:.0f} - {lo[0]:.0f}" for lo, f in losses)
         print(
             f"scale overhead: {statistics.median(overheads):.0f} ms per match against the "
-            f"local executor, median of {args.rounds} rounds ({told}) (target <= 50 ms)"
+            f"local executor, median of {args.rounds} rounds (fleet - local ms lost per match "
+            f"outside run_match, one slot: {told}) (target <= 50 ms)"
+        )
+        print(
+            f"scale match time: local {statistics.median(lo[1] for lo, _ in losses):.2f} s, "
+            f"fleet {statistics.median(f[1] for _, f in losses):.2f} s per run_match (median)"
         )
     finally:
         shutil.rmtree(root, ignore_errors=True)

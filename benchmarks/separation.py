@@ -26,6 +26,12 @@ places its deals were worth, docs/standings.md). For a pair (A, B), over ``n`` s
 - **adjusted, paired**: the same on adjusted placements, with the adjusted ``d`` and also with
   the raw ``d``. The luck term averages zero whatever the bots do, so both ``d`` estimate the
   same effect; at one ``d`` the ratio raw / adjusted is the variance ratio of the differences;
+- **by match** (the unit of the issue's study, whose 423 raw and 199 adjusted matches were
+  paired match by match): the paired rules with each match's own difference as the unit, as
+  if every match had a deal of its own: ``n = (1.96·sd_match/|d|)²`` matches, at the raw
+  ``d``. A duplicate set already cancels part of the raw luck (its rotations share their
+  first deals), which is why raw needs fewer matches by set than by match, and it is the same
+  luck that the adjustment removes;
 - **sequential (SPRT)**: Wald's test on the per-set adjusted differences, H0: mean 0 against
   H1: mean δ in the observed direction (δ = the observed adjusted ``|d|``, or ``--delta``),
   alpha = beta = 0.05, Gaussian with the sd estimated from the sets seen so far: after set ``k``,
@@ -72,10 +78,14 @@ Z_BETA = statistics.NormalDist().inv_cdf(1 - BETA)
 
 @dataclass(frozen=True, slots=True)
 class SetValues:
-    """One duplicate set: per bot, its mean raw and adjusted placement over the rotations."""
+    """One duplicate set: per bot, its mean raw and adjusted placement over the rotations.
+
+    ``matches`` keeps each rotation's own placements, raw and adjusted, per bot.
+    """
 
     raw: dict[str, float]
     adjusted: dict[str, float]
+    matches: tuple[tuple[dict[str, float], dict[str, float]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,16 +123,23 @@ def play_set(lineup: Sequence[str], seed: str) -> SetValues:
     k = len(lineup)
     raw = dict.fromkeys(lineup, 0.0)
     adjusted = dict.fromkeys(lineup, 0.0)
+    matches: list[tuple[dict[str, float], dict[str, float]]] = []
     for r in range(k):
         seats = [lineup[(i + r) % k] for i in range(k)]
         bots = [load_bot(BOTS_DIR / name) for name in seats]
         state = play_match(bots, MatchConfig(seats=k), seed, strict=True, match_id=f"{seed}/{r}")
         assert state.result is not None
         adj = adjusted_placements(state)
+        matches.append(
+            (
+                {name: float(state.result.placements[s]) for s, name in enumerate(seats)},
+                {name: adj[s] for s, name in enumerate(seats)},
+            )
+        )
         for s, name in enumerate(seats):
             raw[name] += state.result.placements[s] / k
             adjusted[name] += adj[s] / k
-    return SetValues(raw, adjusted)
+    return SetValues(raw, adjusted, tuple(matches))
 
 
 def sets_needed(z: float, sd: float, d: float) -> float:
@@ -222,6 +239,10 @@ def report(
     paired = sets_needed(Z95, sd_raw, d_raw)
     adjusted = sets_needed(Z95, sd_adj, d_adj)
     adjusted_at_raw_d = sets_needed(Z95, sd_adj, d_raw)
+    by_match_raw = [r[a] - r[b] for v in values for r, _ in v.matches]
+    by_match_adj = [j[a] - j[b] for v in values for _, j in v.matches]
+    match_raw = sets_needed(Z95, statistics.stdev(by_match_raw), d_raw)
+    match_adj = sets_needed(Z95, statistics.stdev(by_match_adj), d_raw)
     seq = sequential(adj, delta, runs, seed=len(values))
     fixed_raw = sets_needed(Z_ALPHA + Z_BETA, sd_raw, seq.delta)
     fixed_adj = sets_needed(Z_ALPHA + Z_BETA, sd_adj, seq.delta)
@@ -231,11 +252,15 @@ def report(
         f"sd per set {a} {sd_a:.3f}, {b} {sd_b:.3f}; sd of differences raw {sd_raw:.3f}, "
         f"adjusted {sd_adj:.3f} (variance {ratio(sd_raw**2, sd_adj**2)} lower)",
         f"separation raw: {pair}: overlap rule {matches(overlap, rotations)} matches, "
-        f"paired {matches(paired, rotations)} matches (95 %, d {d_raw:+.3f})",
+        f"paired {matches(paired, rotations)} matches (95 %, d {d_raw:+.3f}); "
+        f"paired by match (the issue's study's unit: as if every match had its own deal) "
+        f"{matches(match_raw, 1)} matches",
         f"separation adjusted: {pair}: paired {matches(adjusted, rotations)} matches at the "
         f"adjusted d {d_adj:+.3f}, {matches(adjusted_at_raw_d, rotations)} at the raw d; "
         f"raw paired / adjusted {ratio(paired, adjusted)} (each its own d), "
-        f"{ratio(paired, adjusted_at_raw_d)} (same d)",
+        f"{ratio(paired, adjusted_at_raw_d)} (same d); by match: "
+        f"{matches(match_adj, 1)} matches at the raw d, raw / adjusted "
+        f"{ratio(match_raw, match_adj)}",
         f"separation sprt: {pair}: mean {seq.mean_sets * rotations:,.0f} matches to a decision "
         f"(δ {seq.delta:.3f}, alpha = beta = {ALPHA}, at least {MIN_SETS} sets, "
         f"{seq.runs} bootstrap runs), correct {seq.correct:.1%}, "
