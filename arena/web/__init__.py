@@ -17,7 +17,7 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
 
 from arena.league import League
@@ -68,6 +68,13 @@ def create_site(
     app = create_app(league, executor_status=executor_status, metrics=metrics, fleet=fleet)
     add_pages(app, league, live=LiveFeed(league, progress))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> FileResponse:
+        # Pages link /static/favicon.svg; a browser that asks here anyway gets it too (a 404
+        # would be a console error on every page).
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")
+
     api_error = app.exception_handlers[StarletteHTTPException]
 
     async def not_found(request: Request, exc: Exception) -> Response:
@@ -78,6 +85,7 @@ def create_site(
             return await answer if inspect.isawaitable(answer) else answer
         body = (
             "<!doctype html><meta charset=utf-8><title>Not found</title>"
+            '<link rel="icon" href="/static/favicon.svg" type="image/svg+xml">'
             '<link rel="stylesheet" href="/static/site.css">'
             '<main><h1>Not found</h1><p>No page here. <a href="/">The leaderboard</a>'
             "</p></main>"

@@ -230,6 +230,17 @@ def test_every_page_carries_the_content_security_policy(site: Site, browser: htt
         assert not re.search(r"<script(?![^>]*\bsrc=)", page.text), f"inline script on {path}"
 
 
+def test_the_site_has_an_icon_where_browsers_look(site: Site, browser: httpx.Client) -> None:
+    """Every page links the icon, and /favicon.ico serves it: no browser logs a 404 for it."""
+    for path in ("/", "/login", "/no-such-page"):
+        assert '<link rel="icon" href="/static/favicon.svg"' in browser.get(path).text, path
+    for path in ("/favicon.ico", "/static/favicon.svg"):
+        icon = browser.get(path)
+        assert 200 == icon.status_code, path
+        assert icon.headers["content-type"].startswith("image/svg+xml"), path
+        assert icon.text.startswith("<svg"), path
+
+
 def test_bot_page_shows_versions_head_to_head_and_recent_matches(
     site: Site, browser: httpx.Client
 ) -> None:
