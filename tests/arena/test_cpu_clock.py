@@ -1,17 +1,19 @@
 """The CPU clock (issue 15, finding 6): a bot is charged its own CPU time, not its neighbours'.
 
-The ``fixedwork`` bot does the same CPU work at every decision (about 100 ms alone), under a
-decision deadline a little above that and a small time bank. Next to ``hog`` bots spinning on
-every core its wall time per decision grows well past the deadline: the wall clock faulted it
-(TIMEOUT strikes, then forfeit), the CPU clock charges what it used and does not. Both the
-process and the Docker sandbox run it, with the hogs started in the same sandbox. A bot that
-sleeps, or spins, past the wall-clock backstop is still a TIMEOUT; the replay and the record
-show the wall and the CPU time side by side. The margins are wide: the assertions are about
-faults, never about tight times (the machine may be loaded).
+The ``fixedwork`` bot does the same CPU work at every decision (80-205 ms alone, by machine:
+measured first), under a decision deadline a little above that and a small time bank. Next to
+``hog`` bots spinning on every core its wall time per decision grows well past the deadline:
+the wall clock faulted it (TIMEOUT strikes, then forfeit), the CPU clock charges what it used
+and does not. Both the process and the Docker sandbox run it, with the hogs started in the
+same sandbox. A bot that sleeps, or spins, past the wall-clock backstop is still a TIMEOUT;
+the replay and the record show the wall and the CPU time side by side. The margins are wide:
+the assertions are about faults, never about tight times (the machine may be loaded).
 """
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import json
 import os
 import shutil
@@ -41,17 +43,47 @@ needs_cgroups = pytest.mark.skipif(
 QUIET = lambda message: None  # noqa: E731 - a named no-op
 
 MATCH = MatchConfig(seats=3, hand_cap=3)
-TIGHT = TimeControl(
-    decision_ms=180,
-    time_bank_ms=600,
-    max_strikes=3,
-    notify_ms=5000,
-    wall_factor=20.0,
-    wall_margin_ms=1000,
-)
-"""A deadline a little above fixedwork's work alone (~100 ms of CPU), a small bank (notices
-are charged wall time: it must cover a few of those on a loaded machine); a wall backstop
-(16 s) that only a machine loaded far beyond the hogs would reach."""
+
+
+def fixedwork_alone_ms() -> float:
+    """What fixedwork's work at one decision costs in CPU time here, alone (best of 3).
+
+    Its own ``work`` function, loaded from its file and run in this process: machines differ
+    (80 ms on one, 205 ms on another, both idle), so the deadline is set from this.
+    """
+    spec = importlib.util.spec_from_file_location(
+        "fixedwork_bot", ADVERSARIES / "fixedwork" / "bot.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    costs = []
+    for _ in range(3):
+        start = time.process_time()
+        module.work(module.ITERATIONS)
+        costs.append((time.process_time() - start) * 1000)
+    return min(costs)
+
+
+@functools.cache
+def tight() -> TimeControl:
+    """The clock fixedwork plays next to the hogs.
+
+    A deadline a little above its work alone (at least 180 ms, 1.5 times the work
+    measured here), a small bank (notices are charged wall time: it must cover a few of those
+    on a loaded machine); a wall backstop (20 times the deadline and a second) that only a
+    machine loaded far beyond the hogs would reach.
+    """
+    return TimeControl(
+        decision_ms=max(180, round(1.5 * fixedwork_alone_ms())),
+        time_bank_ms=600,
+        max_strikes=3,
+        notify_ms=5000,
+        wall_factor=20.0,
+        wall_margin_ms=1000,
+    )
+
+
 HOGS = 3 * (os.cpu_count() or 1) + 1
 """Hogs of one CPU each: three times the machine's cores and one, so that fixedwork gets about
 a quarter of a core and its wall time is several times its CPU time, well past the deadline
@@ -106,6 +138,7 @@ def play_next_to_hogs(box: Sandbox, scratch: Path, clock: TimeControl) -> MatchR
 
 def assert_charged_its_own_work(rec: MatchRecord, scratch: Path) -> None:
     """No fault against fixedwork, its wall time inflated, its CPU time what it did."""
+    clock = tight()
     assert [] == [f for f in rec.faults if f.seat == 0], rec.faults
     seat = rec.seats[0]
     assert seat.decisions >= 6
@@ -116,9 +149,13 @@ def assert_charged_its_own_work(rec: MatchRecord, scratch: Path) -> None:
     walls = [a["ms"] for a in rep.actions if a.get("seat") == 0 and "ms" in a]
     cpus = [a["cpu_ms"] for a in rep.actions if a.get("seat") == 0 and "cpu_ms" in a]
     assert len(walls) == len(cpus) == seat.decisions
-    over = sum(max(0.0, w - TIGHT.decision_ms) for w in walls)
-    assert over > TIGHT.time_bank_ms, f"the hogs did not slow it down enough: {walls}"
-    assert max(cpus) < TIGHT.decision_ms
+    over = sum(max(0.0, w - clock.decision_ms) for w in walls)
+    assert over > clock.time_bank_ms, f"the hogs did not slow it down enough: {walls}"
+    # On the CPU clock, what it used past the deadline stays well inside the bank. (Not "each
+    # decision under the deadline": next to the hogs its CPU time for the same work varied
+    # 101-203 ms on a 2-vCPU machine, as caches and the core's sibling are shared.)
+    cpu_over = sum(max(0.0, c - clock.decision_ms) for c in cpus)
+    assert cpu_over < clock.time_bank_ms / 2, f"{cpus} against {clock.decision_ms} ms"
 
 
 # ---------------------------------------------------------------------------------- the clock
@@ -132,7 +169,7 @@ def test_a_fixed_work_bot_next_to_hogs_is_not_charged_for_them_process(scratch: 
     """
     box = ProcessSandbox()
     try:
-        rec = play_next_to_hogs(box, scratch, TIGHT)
+        rec = play_next_to_hogs(box, scratch, tight())
     finally:
         box.close()
     assert_charged_its_own_work(rec, scratch)
@@ -145,7 +182,7 @@ def test_a_fixed_work_bot_next_to_hogs_is_not_charged_for_them_docker(scratch: P
     try:
         box.prepare([read_manifest(ADVERSARIES / n) for n in ("hog", "fixedwork")])
         box.prepare([read_manifest(ROOT / "bots" / n) for n in ("greedy", "random")])
-        rec = play_next_to_hogs(box, scratch, TIGHT)
+        rec = play_next_to_hogs(box, scratch, tight())
     finally:
         box.close()
     assert_charged_its_own_work(rec, scratch)

@@ -1,6 +1,6 @@
 """Helper: does a fixed amount of CPU work at every decision, then plays the default.
 
-A busy loop of ``ITERATIONS`` steps (about 80 ms of one CPU on an idle machine; ``work.json``
+A busy loop of ``ITERATIONS`` steps (80-205 ms of one idle CPU, by machine; ``work.json``
 next to this file may set ``{"iterations": N}``), the same at every decision: what it costs in
 CPU time does not depend on what else runs on the machine, what it takes in wall time does.
 The CPU clock is tested (and measured, ``benchmarks/cpu_clock.py``) with it.
