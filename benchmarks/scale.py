@@ -190,43 +190,43 @@ def _loss(times: list[float], wall: float) -> tuple[float, float]:
     return (wall - sum(times)) * 1000 / len(times), statistics.median(times)
 
 
-_RUN_MATCH = "run_match"
-"""What the local executor calls to play a match (patched to be timed, this benchmark only)."""
-
-
 @contextmanager
-def _timing_local(times: list[float]) -> Iterator[None]:
-    """Time each ``run_match`` call of the local executor (in this process) into ``times``."""
-    inner = getattr(executor_module, _RUN_MATCH)
+def time_calls(module: Any, name: str, record: Callable[[float], object]) -> Iterator[None]:
+    """Within the block, ``module.name`` records each call's seconds with ``record``.
+
+    The local executor's ``run_match`` in this process, and the worker's in its own (through
+    :data:`_TIMED_WORKER`): benchmarks only.
+    """
+    inner = getattr(module, name)
 
     def timed(*args: Any, **kwargs: Any) -> Any:
         t0 = time.perf_counter()
         try:
             return inner(*args, **kwargs)
         finally:
-            times.append(time.perf_counter() - t0)
+            record(time.perf_counter() - t0)
 
-    setattr(executor_module, _RUN_MATCH, timed)
+    setattr(module, name, timed)
     try:
         yield
     finally:
-        setattr(executor_module, _RUN_MATCH, inner)
+        setattr(module, name, inner)
 
 
-_TIMED_WORKER = """
-import os, time
+def _append_time(seconds: float) -> None:
+    """Add ``seconds`` as a line to the file $ARENA_BENCH_TIMES (the worker's record)."""
+    with open(os.environ["ARENA_BENCH_TIMES"], "a", encoding="utf-8") as out:
+        out.write(f"{seconds}\n")
+
+
+_TIMED_WORKER = f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
 import arena.league._fleet as fleet
-inner = fleet.run_match
-def timed(*args, **kwargs):
-    t0 = time.perf_counter()
-    try:
-        return inner(*args, **kwargs)
-    finally:
-        with open(os.environ["ARENA_BENCH_TIMES"], "a") as out:
-            out.write(f"{time.perf_counter() - t0}\\n")
-fleet.run_match = timed
 from arena.cli import main
-main()
+from scale import _append_time, time_calls
+with time_calls(fleet, "run_match", _append_time):
+    main()
 """
 """``arena`` with the worker's ``run_match`` timed into the file $ARENA_BENCH_TIMES."""
 
@@ -253,7 +253,7 @@ def _timed_local(
     )
     with contextlib.ExitStack() as stack:
         if times is not None:
-            stack.enter_context(_timing_local(times))
+            stack.enter_context(time_calls(executor_module, "run_match", times.append))
         executor.start()
         try:
             _queue(league, matches)
