@@ -395,6 +395,8 @@ def test_no_page_has_a_javascript_error(
     """
     page = context.new_page()
     top = served.api("/leaderboard").json()["standings"][0]["bot"]
+    # Hand 1 may end after one action (a knock on the first turn): step no further than it goes.
+    first_hand_steps = len(records(served.replay(served.match_id), "action", 1))
 
     def visit_all() -> None:
         page.goto("/")
@@ -404,7 +406,7 @@ def test_no_page_has_a_javascript_error(
             page.wait_for_selector("#rating-chart svg", state="attached")
         open_viewer(page, served.match_id)
         page.wait_for_selector("#bankroll-chart svg", state="attached")
-        for k in range(1, 4):
+        for k in range(1, min(3, first_hand_steps) + 1):
             page.click("#v-next")
             wait_frame(page, 1, k)
         page.keyboard.press("End")
