@@ -27,15 +27,10 @@ from pathlib import Path
 import pytest
 
 from arena.league import League, MatchStatus
+from tests.served import free_port, start_server
 
 from .test_executor import WAIT_S, add_versions, bundled, matches, new_league, statuses, wait_for
-from .test_service import (
-    check_counts_and_ratings,
-    free_port,
-    server_log,
-    start_server,
-    wait_healthy,
-)
+from .test_service import check_counts_and_ratings, server_log, wait_healthy
 
 __all__ = ["server_log"]  # the fixture, used here under its own name
 

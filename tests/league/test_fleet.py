@@ -50,6 +50,7 @@ from arena.league._api import create_app, serve_in_thread
 from arena.league._dispatch import FleetRules
 from arena.league._fleet import FleetPlayer
 from arena.sandbox._docker import docker_available
+from tests.served import arena_command, free_port
 
 from .test_executor import (
     SHORT,
@@ -65,7 +66,7 @@ from .test_executor import (
     statuses,
     wait_for,
 )
-from .test_service import check_counts_and_ratings, free_port, wait_healthy
+from .test_service import check_counts_and_ratings, wait_healthy
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 SERVER = ("--slots", "1", "--lease", "3", "--hand-cap", "10", "--republish", "3")
@@ -154,10 +155,6 @@ def worker_token(league: League, name: str) -> str:
         return add_worker(session, league.key, name).token
 
 
-def _arena(*args: str) -> list[str]:
-    return [sys.executable, "-c", "from arena.cli import main; main()", *args]
-
-
 class Fleet:
     """The processes of one test: a league server and its workers, each logging to a file."""
 
@@ -176,7 +173,7 @@ class Fleet:
 
     def serve(self, *options: str, sandbox: str = "process-unsafe") -> None:
         """Start ``arena league serve --executor celery`` and wait until it is healthy."""
-        command = _arena(
+        command = arena_command(
             "league",
             "serve",
             str(self.league.home),
@@ -205,7 +202,7 @@ class Fleet:
         self, name: str, token: str, concurrency: int = 1, sandbox: str = "process-unsafe"
     ) -> subprocess.Popen[bytes]:
         """Start ``arena worker NAME`` in a session of its own (its bots die with it)."""
-        command = _arena(
+        command = arena_command(
             "worker",
             "--broker",
             self.broker.url,
@@ -431,7 +428,7 @@ def test_a_worker_with_a_bad_token_is_refused(league: League, tmp_path: Path) ->
     with serve_in_thread(create_app(league)) as url:
         for token in (admin_token, "ffw_" + "x" * 43, good):
             result = subprocess.run(
-                _arena(
+                arena_command(
                     "worker",
                     "--broker",
                     "redis://127.0.0.1:1/0",  # never reached: the token is checked first
@@ -671,7 +668,7 @@ def test_arena_run_on_the_fleet_writes_what_a_local_run_writes(
 ) -> None:
     """The same ladder played here and by two workers: the same records, standings and files."""
     local = subprocess.run(
-        _arena("run", *LADDER, "--sandbox", "process", "--out", str(tmp_path / "local")),
+        arena_command("run", *LADDER, "--sandbox", "process", "--out", str(tmp_path / "local")),
         capture_output=True,
         text=True,
         timeout=WAIT_S,
@@ -683,7 +680,7 @@ def test_arena_run_on_the_fleet_writes_what_a_local_run_writes(
     out = tmp_path / "fleet"
     with open(tmp_path / "ladder.log", "wb") as log:
         ladder = subprocess.Popen(
-            _arena(
+            arena_command(
                 "run",
                 *LADDER,
                 "--sandbox",
@@ -719,7 +716,7 @@ def test_arena_run_on_the_fleet_writes_what_a_local_run_writes(
 
         wait_for("the ladder's worker routes", listening)
         for name in ("w1", "w2"):
-            command = _arena(
+            command = arena_command(
                 "worker",
                 "--broker",
                 broker.url,

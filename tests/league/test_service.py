@@ -45,6 +45,7 @@ from arena.league._metrics import (
 from arena.league._results import RESULTS_COUNTER, Counter, VersionStats, recompute_ratings
 from arena.league._service import LeagueService
 from arena.sandbox import Sandbox
+from tests.served import free_port, is_healthy, start_server
 
 from .test_executor import (
     LEASE,
@@ -268,33 +269,6 @@ def test_serve_runs_docker_unless_told_otherwise_loudly() -> None:
     assert "'process' is not one of 'docker', 'process-unsafe'" in refused.output
 
 
-def free_port() -> int:
-    """A TCP port nobody listens on now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
-def start_server(home: Path, port: int, log: Path, *options: str) -> subprocess.Popen[bytes]:
-    """Start ``arena league serve HOME`` (process sandbox) with ``options``; stderr to ``log``."""
-    command = [
-        sys.executable,
-        "-c",
-        "from arena.cli import main; main()",
-        "league",
-        "serve",
-        str(home),
-        "--sandbox",
-        "process-unsafe",
-        "--port",
-        str(port),
-        *options,
-    ]
-    with open(log, "ab") as err:
-        return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
-
-
 @pytest.fixture
 def server_log(tmp_path: Path) -> Iterator[Path]:
     """Where a test's server writes its log; shown when the test fails."""
@@ -305,16 +279,8 @@ def server_log(tmp_path: Path) -> Iterator[Path]:
 
 
 def wait_healthy(url: str, proc: subprocess.Popen[bytes]) -> None:
-    """Wait until the server at ``url`` answers its health check."""
-
-    def healthy() -> bool:
-        assert proc.poll() is None, f"the server exited with {proc.returncode}"
-        try:
-            return httpx.get(f"{url}/api/v1/health", timeout=5).status_code == 200
-        except httpx.HTTPError:
-            return False
-
-    wait_for("the server's health check", healthy)
+    """Wait until the server at ``url`` answers its health check (fail if it exits)."""
+    wait_for("the server's health check", lambda: is_healthy(url, proc))
 
 
 def metric_lines(text: str) -> Sequence[str]:

@@ -19,10 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -44,6 +41,7 @@ from arena.league import (
     unit_of_work,
 )
 from arena.league._versions import submit_version
+from tests.served import ServerExited, free_port, is_healthy, start_server, stop_server
 
 WAIT_S = 180.0
 """The most any wait here lasts (the machine may be busy)."""
@@ -114,14 +112,6 @@ def wait_for(what: str, done: Callable[[], bool], timeout: float = WAIT_S) -> No
         time.sleep(0.25)
 
 
-def free_port() -> int:
-    """A TCP port nobody listens on now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def noter_bot(directory: Path) -> Path:
     """Make, in ``directory``, the bundled greedy bot with a debug note on every turn."""
     directory.mkdir(parents=True)
@@ -177,37 +167,6 @@ def seed_league(directory: Path) -> tuple[Path, dict[str, str], dict[str, str]]:
     return league.home, tokens, owners
 
 
-def start_server(home: Path, port: int, log: Path, *options: str) -> subprocess.Popen[bytes]:
-    """Start ``arena league serve HOME`` (process sandbox) with ``options``; stderr to ``log``."""
-    command = [
-        sys.executable,
-        "-c",
-        "from arena.cli import main; main()",
-        "league",
-        "serve",
-        str(home),
-        "--sandbox",
-        "process-unsafe",
-        "--port",
-        str(port),
-        *options,
-    ]
-    with open(log, "ab") as err:
-        return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
-
-
-def stop_server(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM the server and wait; SIGKILL it if it does not stop in time."""
-    if process.poll() is not None:
-        return
-    process.send_signal(signal.SIGTERM)
-    try:
-        process.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-
-
 def _get(url: str, headers: dict[str, str] | None = None) -> httpx.Response | None:
     try:
         return httpx.get(url, headers=headers, timeout=30)
@@ -219,10 +178,10 @@ def wait_healthy(url: str, process: subprocess.Popen[bytes]) -> None:
     """Wait until the server at ``url`` answers its health check."""
 
     def healthy() -> bool:
-        if process.poll() is not None:
-            raise SeedError(f"the server exited with {process.returncode}")
-        response = _get(f"{url}/api/v1/health")
-        return response is not None and response.status_code == 200
+        try:
+            return is_healthy(url, process)
+        except ServerExited as exited:
+            raise SeedError(str(exited)) from None
 
     wait_for("the server's health check", healthy)
 

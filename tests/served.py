@@ -1,0 +1,71 @@
+"""A real ``arena league serve`` in a subprocess: a free port, starting it, its health, stopping it.
+
+Shared by the league's server tests (``tests/league``), the web tests' seeded league
+(``tests/web/seed.py``) and ``scripts/screenshots.py``; pytest finds it because the
+repository root is on its ``pythonpath`` (``pyproject.toml``).
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+STOP_S = 60.0
+"""How long :func:`stop_server` waits after SIGTERM before it kills the server."""
+
+
+class ServerExited(RuntimeError):
+    """The server process ended while it was awaited."""
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def arena_command(*args: str) -> list[str]:
+    """The command line that runs ``arena ARGS`` with this interpreter."""
+    return [sys.executable, "-c", "from arena.cli import main; main()", *args]
+
+
+def start_server(home: Path, port: int, log: Path, *options: str) -> subprocess.Popen[bytes]:
+    """Start ``arena league serve HOME`` (process sandbox) with ``options``; stderr to ``log``."""
+    command = arena_command(
+        "league", "serve", str(home), "--sandbox", "process-unsafe", "--port", str(port), *options
+    )
+    with open(log, "ab") as err:
+        return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
+
+
+def is_healthy(url: str, process: subprocess.Popen[bytes]) -> bool:
+    """Whether the server at ``url`` answers its health check now.
+
+    Raises:
+        ServerExited: ``process`` has exited (it will never answer).
+    """
+    if process.poll() is not None:
+        raise ServerExited(f"the server exited with {process.returncode}")
+    try:
+        return httpx.get(f"{url}/api/v1/health", timeout=30).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def stop_server(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the server and wait; SIGKILL it if it does not stop within :data:`STOP_S`."""
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=STOP_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
