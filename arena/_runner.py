@@ -541,18 +541,7 @@ class _Match:
                 s.waited_ms += self._uncredited_ms(s, (time.perf_counter() - waited) * 1000)
                 fault = capped or fault
                 decisions += 1
-                new = st.log[before:]
-                for i, (hand, seat, action) in enumerate(new):
-                    writer.action(
-                        action,
-                        seat=seat,
-                        hand=hand,
-                        note=note if i == 0 else "",
-                        ms=ms if i == 0 else None,
-                        cpu_ms=s.last_cpu_ms if i == 0 else None,
-                        fault=fault if i == len(new) - 1 else "",
-                    )
-                writer.sync(st)
+                writer.decision(st, before, note=note, ms=ms, cpu_ms=s.last_cpu_ms, fault=fault)
                 reported = self.notify(reported)
         os.replace(tmp, replay_path)
         assert st.result is not None

@@ -12,9 +12,10 @@ its own is made there and dropped at the end), it:
    active versions, ``--matches`` finished matches in duplicate groups, bulk inserted);
 2. plays one real match of ``--hands`` hands in this process with the bundled bots
    (``bots/``; a bankroll no seat can lose, so the hand cap ends it), writes its replay with
-   ``flipflop.ReplayWriter`` as the arena's runner does (no seed, each decision's ``ms`` and
-   note: the bundled bots write none), puts it in the league's artifact store and makes it
-   the replay of one finished match near the end of the fill (its result, places and chips);
+   ``flipflop.play_match(replay=...)`` with the header the arena's runner writes (no seed;
+   each decision's ``ms`` and note: the bundled bots write none), puts it in the league's
+   artifact store and makes it the replay of one finished match near the end of the fill
+   (its result, places and chips);
 3. serves ``arena.web.create_site(league)`` (the pages and ``/api/v1``) with uvicorn on a
    real socket in a thread (``arena.league._api.serve_in_thread``) and times, with one
    ``httpx`` client (keep-alive), after three warm-up requests each, ``--repeat`` GETs of
@@ -91,16 +92,10 @@ from arena.league import (
     unit_of_work,
 )
 from flipflop import (
-    Action,
     Bot,
     MatchConfig,
-    MatchInfo,
-    MatchState,
-    Phase,
-    ReplayWriter,
-    apply_turn,
-    default_action,
     load_bot,
+    play_match,
 )
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python benchmarks/web.py`
@@ -125,66 +120,27 @@ class Played:
     bots: list[str]
 
 
-def _split_note(answer: object) -> tuple[Any, str]:
-    """A bot's answer and its note (a bot may return ``(answer, "note")``)."""
-    if isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[1], str):
-        return answer[0], answer[1]
-    return answer, ""
-
-
-def play_replay(names: Sequence[str], hands: int, seed: str, meta: dict[str, Any]) -> bytes:
+def play_replay(names: Sequence[str], hands: int, seed: str, match_id: int) -> bytes:
     """Play a match of exactly ``hands`` hands with the bundled bots; its replay as bytes.
 
     Seat ``i`` is shown as ``names[i]`` and played by a bundled bot, in turn. The replay is
-    written as the arena's runner writes it: no seed, each decision's ``ms`` and note.
+    the harness's (``flipflop.play_match(replay=...)``: the arena's records with each
+    decision's ``ms`` and note; the bundled bots write none), its header without the seed
+    and decks, as the arena writes it.
     """
     seats = len(names)
     bots: list[Bot] = [load_bot(_ROOT / "bots" / _BUNDLED[i % len(_BUNDLED)]) for i in range(seats)]
     config = MatchConfig(seats=seats, stake=_STAKE, bankroll=_BANKROLL, hand_cap=hands)
-    state = MatchState(config, seed)
-    for seat, bot in enumerate(bots):
-        bot.start_match(MatchInfo(str(meta["match_id"]), seat, tuple(names), config, 0, 0))
     out = io.StringIO()
-    reported = 0
-    with ReplayWriter(out, state, list(names), meta, write_seed=False) as writer:
-        while not state.is_over:
-            seat = state.to_act
-            bot = bots[seat]
-            obs = state.observation(seat)
-            legal = state.legal_actions()
-            before = len(state.log)
-            t = time.perf_counter()
-            fault = ""
-            if state.phase is Phase.START:
-                answer, note = _split_note(bot.start_turn(obs, legal))
-                action: Action = answer
-                try:
-                    state.apply(action)
-                except Exception as e:  # a bundled bot's bug: play on as the runner does
-                    fault = str(e)
-                    state.apply(default_action(state))
-            else:
-                answer, note = _split_note(bot.play_turn(obs, legal))
-                _, err = apply_turn(state, answer)
-                fault = "" if err is None else str(err)
-            ms = round((time.perf_counter() - t) * 1000, 3)
-            new = state.log[before:]
-            for i, (hand, who, done) in enumerate(new):
-                writer.action(
-                    done,
-                    seat=who,
-                    hand=hand,
-                    note=note if i == 0 else "",
-                    ms=ms if i == 0 else None,
-                    fault=fault if i == len(new) - 1 else "",
-                )
-            writer.sync(state)
-            while reported < len(state.results):
-                for b in bots:
-                    b.hand_ended(state.results[reported])
-                reported += 1
+    state = play_match(
+        bots, config, seed, strict=False, match_id=str(match_id), players=names, replay=out
+    )
     assert state.result is not None and state.result.hands == hands, "the match ended early"
-    return out.getvalue().encode("utf-8")
+    first, rest = out.getvalue().split("\n", 1)
+    head = json.loads(first)
+    del head["seed"]
+    head["decks"] = []
+    return (json.dumps(head, ensure_ascii=False, separators=(",", ":")) + "\n" + rest).encode()
 
 
 def _result(played: dict[str, Any], bots: Sequence[str], seconds: float) -> dict[str, Any]:
@@ -244,9 +200,8 @@ def attach_long_match(league: League, hands: int, seed: int = 3) -> Played:
         )
         match_id = match.id
     bots = [f"{n}-v1" for n in names]
-    meta = {"match_id": str(match_id), "bots": [f"{n} 1" for n in names]}
     t = time.perf_counter()
-    data = play_replay(names, hands, f"web-bench-{match_id}", meta)
+    data = play_replay(names, hands, f"web-bench-{match_id}", match_id)
     seconds = time.perf_counter() - t
     played = _summary(data, len(names), rng)
     digest = league.artifacts.put(data)

@@ -57,6 +57,13 @@ class MatchInfo:
     time_bank_ms: int
 
 
+def split_note(answer: object) -> tuple[object, str]:
+    """Split a bot's answer into (answer, note): ``(x, "note")`` is a note; else none."""
+    if isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[1], str):
+        return answer[0], answer[1]
+    return answer, ""
+
+
 class Bot:
     """Base class for a Game, Flip, Flop bot. Override what you need.
 

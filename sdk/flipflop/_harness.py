@@ -12,12 +12,18 @@ bot that plays cleanly here plays the same way over the wire.
 
 from __future__ import annotations
 
+import contextlib
+import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO, cast
 
 from flipflop._actions import DRAW_STOCK, Action, ActionKind, Phase
-from flipflop._bot import Bot, MatchInfo
+from flipflop._bot import Bot, MatchInfo, split_note
 from flipflop._errors import ActionError, ConfigError, IllegalActionError
 from flipflop._match import MatchConfig, MatchState
+from flipflop._replay import ReplayWriter
+from flipflop._wire import cut_note
 
 __all__ = ["apply_turn", "default_action", "play_default", "play_match"]
 
@@ -104,8 +110,13 @@ def play_match(
     *,
     strict: bool = True,
     match_id: str = "local",
+    players: Sequence[str] | None = None,
+    replay: str | Path | IO[str] | None = None,
 ) -> MatchState:
     """Play one match in-process, ``bots[i]`` in seat ``i``; return the finished state.
+
+    A bot's debug notes (``(action, "note")``, see :class:`Bot`) are taken as over the wire:
+    cut to 1024 bytes and kept in the replay.
 
     Args:
         bots: one bot per seat (the same instance may appear twice).
@@ -114,37 +125,63 @@ def play_match(
         strict: raise the first refused action (with seat and bot name) instead of applying
             the runner's default — what you want while developing a bot.
         match_id: passed to the bots in :class:`MatchInfo`.
+        players: a display name per seat, told to the bots and written in the replay; the
+            bots' names by default.
+        replay: a path or an open text file to write the match's replay to, as the arena
+            does but with the seed (a local match: reproducible), each decision's note, wall
+            time (``ms``) and, when ``strict`` is False, fault. ``arena replay FILE`` tells it.
     """
     config = config or MatchConfig(seats=len(bots))
     if len(bots) != config.seats:
         raise ConfigError(f"{len(bots)} bots for {config.seats} seats")
+    names = tuple(players) if players is not None else tuple(b.name for b in bots)
+    if len(names) != config.seats:
+        raise ConfigError(f"{len(names)} player names for {config.seats} seats")
     state = MatchState(config, seed)
-    names = tuple(b.name for b in bots)
     for seat, bot in enumerate(bots):
         bot.start_match(MatchInfo(match_id, seat, names, config, 0, 0))
-    reported = 0
-    while not state.is_over:
-        seat = state.to_act
-        bot = bots[seat]
-        obs = state.observation(seat)
-        legal = state.legal_actions()
-        if state.phase is Phase.START:
-            action = bot.start_turn(obs, legal)
-            try:
-                state.apply(action)
-            except ActionError as e:
-                if strict:
-                    raise type(e)(f"seat {seat} ({bot.name}), start_turn: {e}") from e
-                state.apply(default_action(state))
-        else:
-            _, err = apply_turn(state, bot.play_turn(obs, legal))
-            if err is not None and strict:
-                raise type(err)(f"seat {seat} ({bot.name}), play_turn: {err}") from err
-        while reported < len(state.results):
-            for b in bots:
-                b.hand_ended(state.results[reported])
-            reported += 1
+    with contextlib.ExitStack() as stack:
+        writer = None
+        if replay is not None:
+            writer = stack.enter_context(ReplayWriter(replay, state, names, {"match_id": match_id}))
+        reported = 0
+        while not state.is_over:
+            seat, before = state.to_act, len(state.log)
+            t = time.perf_counter()
+            note, fault = _decide(state, bots[seat], strict)
+            if writer is not None:
+                ms = (time.perf_counter() - t) * 1000
+                writer.decision(state, before, note=note, ms=ms, fault=fault)
+            while reported < len(state.results):
+                for b in bots:
+                    b.hand_ended(state.results[reported])
+                reported += 1
     assert state.result is not None
     for b in bots:
         b.end_match(state.result)
     return state
+
+
+def _decide(state: MatchState, bot: Bot, strict: bool) -> tuple[str, str]:
+    """Ask ``bot`` for the seat to act's decision and apply it; its note and fault ("" if none).
+
+    A refused decision raises (``strict``) or is replaced as the runner replaces it.
+    """
+    seat = state.to_act
+    obs, legal = state.observation(seat), state.legal_actions()
+    if state.phase is Phase.START:
+        answer, note = split_note(bot.start_turn(obs, legal))
+        err: ActionError | None = None
+        try:
+            state.apply(cast(Action, answer))  # checked there: MalformedActionError
+        except ActionError as e:
+            err = e
+            if strict:
+                raise type(e)(f"seat {seat} ({bot.name}), start_turn: {e}") from e
+            state.apply(default_action(state))
+    else:
+        answer, note = split_note(bot.play_turn(obs, legal))
+        _, err = apply_turn(state, cast(Sequence[Action], answer))  # each step checked there
+        if err is not None and strict:
+            raise type(err)(f"seat {seat} ({bot.name}), play_turn: {err}") from err
+    return cut_note(note), "" if err is None else str(err)

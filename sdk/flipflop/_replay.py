@@ -417,6 +417,35 @@ class ReplayWriter:
             rec["fault"] = fault
         self._write(rec)
 
+    def decision(
+        self,
+        state: MatchState,
+        before: int,
+        *,
+        note: str = "",
+        ms: float | None = None,
+        fault: str = "",
+        cpu_ms: float | None = None,
+    ) -> None:
+        """Record the actions one decision applied, ``state.log[before:]``, then :meth:`sync`.
+
+        The note and times go with the decision's first action, a fault with its last (a
+        refused plan's defaults come after the steps that were played).
+        """
+        new = state.log[before:]
+        for i, (hand, seat, action) in enumerate(new):
+            first = i == 0
+            self.action(
+                action,
+                seat=seat,
+                hand=hand,
+                note=note if first else "",
+                ms=ms if first else None,
+                cpu_ms=cpu_ms if first else None,
+                fault=fault if i == len(new) - 1 else "",
+            )
+        self.sync(state)
+
     def sync(self, state: MatchState) -> None:
         """Write the deals and settlements not yet written, and the result once it is over."""
         while self._settled < len(state.results):

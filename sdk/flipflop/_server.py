@@ -77,7 +77,7 @@ from google.protobuf.message import Message
 
 from flipflop import _wire
 from flipflop._actions import Action, Phase
-from flipflop._bot import Bot, MatchInfo
+from flipflop._bot import Bot, MatchInfo, split_note
 from flipflop._errors import BotProtocolError, MalformedActionError
 from flipflop._proto.flipflop.v1 import bot_pb2 as pb
 from flipflop._proto.grpc.health.v1 import health_pb2 as health_pb
@@ -289,13 +289,6 @@ def _stream_match(match_id: str, request: bytes) -> str:
     return theirs
 
 
-def _split_note(answer: object) -> tuple[object, str]:
-    """Split a bot's answer into (answer, note): see the module docstring."""
-    if isinstance(answer, tuple) and len(answer) == 2 and isinstance(answer[1], str):
-        return answer[0], answer[1]
-    return answer, ""
-
-
 BotFactory = Callable[[], Bot]
 """A zero-argument callable returning a new bot (a Bot subclass itself qualifies)."""
 
@@ -412,12 +405,12 @@ class _BotServicer:
             )
         bot = self._bot_for(call.match_id)
         if obs.phase is Phase.START:
-            answer, note = _split_note(self._call_bot("start_turn", bot.start_turn, obs, legal))
+            answer, note = split_note(self._call_bot("start_turn", bot.start_turn, obs, legal))
             if not isinstance(answer, Action):
                 raise _Refused(_Why.BOT_FAILED, f"start_turn returned {answer!r}, not an Action")
             actions: Sequence[Action] = (answer,)
         else:
-            answer, note = _split_note(self._call_bot("play_turn", bot.play_turn, obs, legal))
+            answer, note = split_note(self._call_bot("play_turn", bot.play_turn, obs, legal))
             if not isinstance(answer, Sequence) or not all(isinstance(a, Action) for a in answer):
                 raise _Refused(
                     _Why.BOT_FAILED,

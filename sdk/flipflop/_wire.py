@@ -76,6 +76,7 @@ __all__ = [
     "action_from_proto",
     "action_to_proto",
     "check_answer_size",
+    "cut_note",
     "decide_call_from_bytes",
     "decide_match_id",
     "decide_request",
@@ -298,7 +299,7 @@ def _optional_seat(present: bool, seat: int, seats: int, what: str) -> int | Non
     return _seat(seat, seats, what) if present else None
 
 
-def _cut_note(note: str) -> str:
+def cut_note(note: str) -> str:
     """``note`` cut to :data:`NOTE_LIMIT` bytes of UTF-8, on a character boundary."""
     if len(note) <= NOTE_LIMIT // 4:  # no character is longer than 4 bytes
         return note
@@ -1645,7 +1646,7 @@ def decide_response_bytes(actions: Sequence[Action], note: str = "") -> bytes:
     entries = _ANSWER_ENTRIES
     out = b"".join([entries.get(id(a)) or _bytes_field(b"\x0a", _action_body(a)) for a in actions])
     if note:
-        out += _bytes_field(b"\x12", _cut_note(note).encode("utf-8", "replace"))
+        out += _bytes_field(b"\x12", cut_note(note).encode("utf-8", "replace"))
     return out
 
 
@@ -1664,7 +1665,7 @@ def decision_from_bytes(data: bytes) -> Decision:
             elif field == 2:
                 note = _string(value, "note")
     size = len(note) if note.isascii() else len(note.encode("utf-8"))
-    return Decision(_actions_from_bytes(actions, "actions"), _cut_note(note), size)
+    return Decision(_actions_from_bytes(actions, "actions"), cut_note(note), size)
 
 
 def decide_response(actions: Sequence[Action], note: str = "") -> pb.DecideResponse:
