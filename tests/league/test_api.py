@@ -59,6 +59,7 @@ from arena.league._client import LeagueClient, LeagueUnavailable, client_for
 from arena.league._credentials import Credentials
 from arena.league._results import leaderboard, league_status
 from arena.league._versions import submit_version
+from tests.served import free_port
 
 from .conftest import NOW, fresh_database
 
@@ -899,9 +900,7 @@ def test_the_client_raises_the_servers_sentence(world: World) -> None:
 
 def test_the_client_says_when_the_league_cannot_be_reached() -> None:
     """A server that does not answer is LeagueUnavailable, naming the URL."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()  # nobody listens there
     with (
         LeagueClient(f"http://127.0.0.1:{port}", timeout=5) as client,
         pytest.raises(LeagueUnavailable, match=f"cannot reach the league at .*:{port}"),

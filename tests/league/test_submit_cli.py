@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from arena.league._api import create_app, serve_in_thread
 from arena.league._client import LeagueClient
 from arena.league._service import LeagueService
 from arena.sandbox import ProcessSandbox
+from tests.served import free_port
 
 from .test_api import REPO, made_league, user_token
 
@@ -177,9 +177,7 @@ def test_not_logged_in_or_unreachable_exit_3(served: Served) -> None:
     nobody = served.run("submit", bot)
     assert 3 == nobody.exit_code
     assert "not logged in to a league: run `arena login URL TOKEN` first" in nobody.stderr
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()  # nobody listens there
     away = served.run("submit", bot, "--url", f"http://127.0.0.1:{port}", token=served.alice)
     assert 3 == away.exit_code
     assert f"cannot reach the league at http://127.0.0.1:{port}" in away.stderr
