@@ -100,7 +100,8 @@ class TimeControl:
         max_strikes: faults after which a seat is forfeited (crashes forfeit at once).
         notify_ms: deadline for start-of-match, end-of-hand and end-of-match notices. Their
             time is taken from the seat's time bank too, and a notice's deadline is never more
-            than what is left of it (at least ``NOTICE_FLOOR_MS``).
+            than what is left of it (plus ``wall_margin_ms`` where the bot's CPU time is known,
+            as its charge is wall time less that margin; at least ``NOTICE_FLOOR_MS``).
         wall_factor: where the bot's CPU time is known, a decision is charged that CPU time
             (``decision_ms`` and the bank are CPU time), and its wall-clock backstop is this
             many times its CPU budget, plus ``wall_margin_ms``: past that it is a TIMEOUT
@@ -321,7 +322,7 @@ class _Match:
             )
             seated.bot.cpu_ns()  # finds its cgroup now (a container's: an API call), not later
             t0, cpu0 = time.perf_counter(), _cpu_ns(s)
-            seated.client.start_match(info, timeout=self._notice_s(s))
+            seated.client.start_match(info, timeout=self._notice_s(s, cpu0))
             self._charge(s, t0, cpu0)
             s.started = True
         except (SandboxError, BotError) as e:
@@ -405,7 +406,7 @@ class _Match:
         t0, cpu0 = time.perf_counter(), _cpu_ns(s)
         error: tuple[FaultKind, str] | None = None
         try:
-            s.client.hand_ended(self.match_id, result, timeout=self._notice_s(s))
+            s.client.hand_ended(self.match_id, result, timeout=self._notice_s(s, cpu0))
         except BotError as e:
             error = (_fault_kind(e), f"hand_ended: {e}")
         ms = self._charge(s, t0, cpu0)
@@ -415,9 +416,17 @@ class _Match:
         if error is not None:
             self.fault(s, *error)
 
-    def _notice_s(self, s: _Seat) -> float:
-        """A notice's deadline in seconds: ``notify_ms``, but no more than the bank left."""
-        return max(NOTICE_FLOOR_MS, min(self.clock.notify_ms, s.bank_ms)) / 1000
+    def _notice_s(self, s: _Seat, cpu0: int | None) -> float:
+        """A notice's deadline in seconds: ``notify_ms``, but no more than the bank left.
+
+        Where the bot's CPU time is known (``cpu0`` not None) a notice is charged its wall
+        time less ``wall_margin_ms`` (:meth:`_charge`), so its deadline is the bank plus that
+        margin: a bot that does no work on it is late exactly when the charge would pass
+        the bank. (With the bank alone, a neighbour that slowed an honest bot's round trip
+        past what was left of a small bank made it late though the notice cost it nothing.)
+        """
+        margin = 0 if cpu0 is None else self.clock.wall_margin_ms
+        return max(NOTICE_FLOOR_MS, min(self.clock.notify_ms, s.bank_ms + margin)) / 1000
 
     def _charge(self, s: _Seat, t0: float, cpu0: int | None) -> float:
         """Take a notice's time, since ``t0``, from the seat's bank; return it, ms.
@@ -550,7 +559,9 @@ class _Match:
                 # The match is decided; a bot that cannot hear it changes nothing (but its
                 # instance, in doubt, is not kept).
                 with contextlib.suppress(BotError):
-                    s.client.end_match(self.match_id, st.result, timeout=self._notice_s(s))
+                    s.client.end_match(
+                        self.match_id, st.result, timeout=self._notice_s(s, _cpu_ns(s))
+                    )
                     s.ended = True
         return MatchRecord(
             match_id=self.match_id,

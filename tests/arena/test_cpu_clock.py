@@ -233,8 +233,8 @@ def test_a_gvisor_containers_cpu_is_read_from_its_sandbox_cgroup() -> None:
 # ---------------------------------------------------------------------------------- the backstop
 
 
-def write_bot(where: Path, name: str, start: str) -> Path:
-    """A bot whose start_turn runs ``start`` (then draws)."""
+def write_bot(where: Path, name: str, start: str, hand_ended: str = "pass") -> Path:
+    """A bot whose start_turn runs ``start`` (then draws), and hand_ended ``hand_ended``."""
     where.mkdir(parents=True)
     body = f"""
     import time
@@ -246,6 +246,9 @@ def write_bot(where: Path, name: str, start: str) -> Path:
         def start_turn(self, obs, legal):
             {start}
             return DRAW_STOCK
+
+        def hand_ended(self, result):
+            {hand_ended}
 
     serve(Slow())
     """
@@ -311,6 +314,26 @@ def test_a_bot_burning_cpu_past_its_budget_is_a_timeout_in_bounded_time(scratch:
     first = next(a for a in rep.actions if a.get("seat") == 0 and "ms" in a)
     assert first["ms"] < 1400 + 5000
     assert time.monotonic() - t0 < 120
+
+
+@needs_cgroups
+def test_a_notice_slowed_past_a_small_bank_but_costing_nothing_is_not_late(
+    scratch: Path,
+) -> None:
+    """A notice's deadline is the bank left plus ``wall_margin_ms`` where CPU time is known.
+
+    A notice is charged its wall time less that margin, so a round trip slowed by busy
+    neighbours costs an honest bot nothing; its deadline was the bank alone, and next to the
+    hogs an honest bot with a few hundred ms of bank left missed a HandEnded that took longer
+    (CI: ``test_a_fixed_work_bot_next_to_hogs_is_not_charged_for_them_docker``). Here the
+    bot's HandEnded takes 300 ms of wall time and no CPU, with 100 ms of bank and a 1.5 s
+    margin: within its deadline, and its bank untouched.
+    """
+    bot = write_bot(scratch / "drowsy", "drowsy", "pass", hand_ended="time.sleep(0.3)")
+    clock = TimeControl(decision_ms=2000, time_bank_ms=100, notify_ms=5000, wall_margin_ms=1500)
+    rec = play_process(scratch, bot, clock)
+    assert rec.hands >= 2
+    assert [] == [f for f in rec.faults if f.seat == 0]
 
 
 @needs_cgroups
