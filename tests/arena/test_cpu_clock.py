@@ -1,7 +1,8 @@
 """The CPU clock (issue 15, finding 6): a bot is charged its own CPU time, not its neighbours'.
 
-The ``fixedwork`` bot does the same CPU work at every decision (80-205 ms alone, by machine:
-measured first), under a decision deadline a little above that and a small time bank. Next to
+The ``fixedwork`` bot does the same CPU work at every decision (80-205 ms alone, by machine;
+more next to the hogs: measured there first), under a decision deadline a little above that and
+a small time bank. Next to
 ``hog`` bots spinning on every core its wall time per decision grows well past the deadline:
 the wall clock faulted it (TIMEOUT strikes, then forfeit), the CPU clock charges what it used
 and does not. Both the process and the Docker sandbox run it, with the hogs started in the
@@ -12,7 +13,6 @@ the assertions are about faults, never about tight times (the machine may be loa
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import json
 import os
@@ -45,11 +45,15 @@ QUIET = lambda message: None  # noqa: E731 - a named no-op
 MATCH = MatchConfig(seats=3, hand_cap=3)
 
 
-def fixedwork_alone_ms() -> float:
-    """What fixedwork's work at one decision costs in CPU time here, alone (best of 3).
+def fixedwork_ms() -> float:
+    """What fixedwork's work at one decision costs in CPU time here and now (median of 3).
 
-    Its own ``work`` function, loaded from its file and run in this process: machines differ
-    (80 ms on one, 205 ms on another, both idle), so the deadline is set from this.
+    Its own ``work`` function, loaded from its file and run in this process. Machines differ
+    (80 ms on one, 205 ms on another, both idle), and on one machine the same work costs more
+    CPU time next to busy cores (their caches and the core's sibling are shared): in one CI run
+    it measured about 110 ms alone, then took 194-221 ms a decision next to the hogs, past a
+    deadline set from the 110 ms. So it is measured with the hogs spinning, and the deadline
+    set from that.
     """
     spec = importlib.util.spec_from_file_location(
         "fixedwork_bot", ADVERSARIES / "fixedwork" / "bot.py"
@@ -62,20 +66,20 @@ def fixedwork_alone_ms() -> float:
         start = time.process_time()
         module.work(module.ITERATIONS)
         costs.append((time.process_time() - start) * 1000)
-    return min(costs)
+    return sorted(costs)[1]
 
 
-@functools.cache
-def tight() -> TimeControl:
-    """The clock fixedwork plays next to the hogs.
+def tight(work_ms: float) -> TimeControl:
+    """The clock fixedwork plays next to the hogs, its work there costing ``work_ms``.
 
-    A deadline a little above its work alone (at least 180 ms, 1.5 times the work
-    measured here), a small bank (notices are charged wall time: it must cover a few of those
-    on a loaded machine); a wall backstop (20 times the deadline and a second) that only a
-    machine loaded far beyond the hogs would reach.
+    A deadline a little above that work (at least 180 ms, 1.5 times ``work_ms``); a small
+    bank; a wall margin of a second (notices are charged their wall time less it, and their
+    deadline is the bank plus it: a notice slowed by the hogs costs nothing); a wall backstop
+    (20 times the deadline and a second) that only a machine loaded far beyond the hogs would
+    reach.
     """
     return TimeControl(
-        decision_ms=max(180, round(1.5 * fixedwork_alone_ms())),
+        decision_ms=max(180, round(1.5 * work_ms)),
         time_bank_ms=600,
         max_strikes=3,
         notify_ms=5000,
@@ -109,8 +113,12 @@ def scratch() -> Iterator[Path]:
     shutil.rmtree(path, ignore_errors=True)
 
 
-def play_next_to_hogs(box: Sandbox, scratch: Path, clock: TimeControl) -> MatchRecord:
-    """Seat 0 fixedwork, two bundled bots, and ``HOGS`` hogs spinning in ``box``."""
+def play_next_to_hogs(box: Sandbox, scratch: Path) -> tuple[MatchRecord, TimeControl]:
+    """Seat 0 fixedwork, two bundled bots, and ``HOGS`` hogs spinning in ``box``.
+
+    The clock (:func:`tight`) is set from fixedwork's work measured once the hogs spin; the
+    match's record and that clock are returned.
+    """
     hog = read_manifest(ADVERSARIES / "hog")
     hogs: list[RunningBot] = []
     try:
@@ -118,9 +126,10 @@ def play_next_to_hogs(box: Sandbox, scratch: Path, clock: TimeControl) -> MatchR
             hogs.append(box.start(hog, scratch / f"hog{i}", f"hog{i}"))
         time.sleep(2.0)  # every hog up and spinning
         assert all(h.alive() for h in hogs)
+        clock = tight(fixedwork_ms())
         bots = [read_manifest(ADVERSARIES / "fixedwork")]
         bots += [read_manifest(ROOT / "bots" / n) for n in ("greedy", "random")]
-        return run_match(
+        rec = run_match(
             "m00000",
             7,
             bots,
@@ -131,14 +140,14 @@ def play_next_to_hogs(box: Sandbox, scratch: Path, clock: TimeControl) -> MatchR
             logs_dir=scratch / "logs",
             clock=clock,
         )
+        return rec, clock
     finally:
         for h in hogs:
             h.stop()
 
 
-def assert_charged_its_own_work(rec: MatchRecord, scratch: Path) -> None:
+def assert_charged_its_own_work(rec: MatchRecord, scratch: Path, clock: TimeControl) -> None:
     """No fault against fixedwork, its wall time inflated, its CPU time what it did."""
-    clock = tight()
     assert [] == [f for f in rec.faults if f.seat == 0], rec.faults
     seat = rec.seats[0]
     assert seat.decisions >= 6
@@ -169,10 +178,10 @@ def test_a_fixed_work_bot_next_to_hogs_is_not_charged_for_them_process(scratch: 
     """
     box = ProcessSandbox()
     try:
-        rec = play_next_to_hogs(box, scratch, tight())
+        rec, clock = play_next_to_hogs(box, scratch)
     finally:
         box.close()
-    assert_charged_its_own_work(rec, scratch)
+    assert_charged_its_own_work(rec, scratch, clock)
 
 
 def test_a_fixed_work_bot_next_to_hogs_is_not_charged_for_them_docker(scratch: Path) -> None:
@@ -182,10 +191,10 @@ def test_a_fixed_work_bot_next_to_hogs_is_not_charged_for_them_docker(scratch: P
     try:
         box.prepare([read_manifest(ADVERSARIES / n) for n in ("hog", "fixedwork")])
         box.prepare([read_manifest(ROOT / "bots" / n) for n in ("greedy", "random")])
-        rec = play_next_to_hogs(box, scratch, tight())
+        rec, clock = play_next_to_hogs(box, scratch)
     finally:
         box.close()
-    assert_charged_its_own_work(rec, scratch)
+    assert_charged_its_own_work(rec, scratch, clock)
 
 
 def test_a_gvisor_containers_cpu_is_read_from_its_sandbox_cgroup() -> None:
