@@ -141,7 +141,8 @@ def _league(directory: Path, bots: Sequence[Path]) -> Iterator[League]:
         for i, bot in enumerate(bots):
             with unit_of_work(league.sessions) as session:
                 create_user(session, f"u{i}", role=Role.USER)
-                version = submit_version(session, league, f"u{i}", f"thinker{i}", pack_bot(bot))
+            version = submit_version(league, f"u{i}", f"thinker{i}", pack_bot(bot))
+            with unit_of_work(league.sessions) as session:
                 session.execute(
                     update(BotVersion)
                     .where(BotVersion.id == version.version.id)

@@ -52,7 +52,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from arena import __version__
 from arena.league._accounts import Account, Role, authenticate, bearer_token
 from arena.league._bots import StepKind, disable_bot
-from arena.league._db import unit_of_work
+from arena.league._db import read_only, unit_of_work
 from arena.league._dispatch import FleetRules
 from arena.league._errors import (
     Conflict,
@@ -226,10 +226,7 @@ def create_app(
         archive = await _read_upload(request, league.config.uploads.max_compressed_bytes)
 
         def use_case() -> JSON:
-            with unit_of_work(league.sessions) as session:
-                submitted = submit_version(
-                    session, league, account.name, name, archive, activate=activate
-                )
+            submitted = submit_version(league, account.name, name, archive, activate=activate)
             return {
                 "version": version_json(submitted.version, private=True),
                 "new": submitted.new,
@@ -242,7 +239,7 @@ def create_app(
     @app.get(f"{API_PREFIX}/bots")
     def bots() -> JSON:
         """Every bot: owner, whether disabled, its active version and that version's rating."""
-        with unit_of_work(league.sessions) as session:
+        with read_only(league.sessions) as session:
             return {"bots": bot_list(session)}
 
     @app.get(f"{API_PREFIX}/bots/{{name}}")
@@ -251,7 +248,7 @@ def create_app(
 
         Its owner and admins also see each version's validation steps.
         """
-        with unit_of_work(league.sessions) as session:
+        with read_only(league.sessions) as session:
             info = bot_row(session, name)
             page = bot_page_data(session, name)
             versions = list_versions(session, name)
@@ -272,14 +269,14 @@ def create_app(
     @app.get(f"{API_PREFIX}/bots/{{name}}/versions/{{number}}")
     def version(name: str, number: int, account: Caller) -> JSON:
         """Version NUMBER of the bot NAME; its owner and admins also see its validation steps."""
-        with unit_of_work(league.sessions) as session:
+        with read_only(league.sessions) as session:
             info = get_version(session, name, number)
         return version_json(info, private=may_see(account, info.owner))
 
     @app.get(f"{API_PREFIX}/bots/{{name}}/versions/{{number}}/source")
     def source(name: str, number: int, account: SignedIn) -> Response:
         """The source archive (tar.gz) of a version: its owner's and admins' only."""
-        with unit_of_work(league.sessions) as session:
+        with read_only(league.sessions) as session:
             info = get_version(session, name, number)
         _require_owner(account, info.owner, f"the source of {name} v{number}")
         return Response(
@@ -294,7 +291,7 @@ def create_app(
     @app.get(f"{API_PREFIX}/bots/{{name}}/versions/{{number}}/steps/{{step}}/log")
     def step_log(name: str, number: int, step: StepKind, account: SignedIn) -> Response:
         """The log of one validation step of a version: its owner's and admins' only."""
-        with unit_of_work(league.sessions) as session:
+        with read_only(league.sessions) as session:
             info = get_version(session, name, number)
         _require_owner(account, info.owner, f"the logs of {name} v{number}")
         found = next((s for s in info.steps if s.step is step), None)
@@ -328,14 +325,14 @@ def create_app(
     @app.get(f"{API_PREFIX}/leaderboard")
     def standings() -> JSON:
         """The standings of the active versions, ranked as ``arena run`` ranks bots."""
-        with unit_of_work(league.sessions) as session:
+        with read_only(league.sessions) as session:
             rows = leaderboard(session)
         return {"league": league.config.name, "standings": jsonable_encoder(rows)}
 
     @app.get(f"{API_PREFIX}/status")
     def status() -> JSON:
         """The queue, the match counts and their spread, validations by outcome."""
-        with unit_of_work(league.sessions) as session:
+        with read_only(league.sessions) as session:
             info = league_status(session)
         executor = None if executor_status is None else dict(executor_status())
         return {
@@ -353,14 +350,14 @@ def create_app(
         before: int | None = None,
     ) -> JSON:
         """Matches, newest first: of one bot, in one state, and before a match id (paging)."""
-        with unit_of_work(league.sessions) as session:
+        with read_only(league.sessions) as session:
             rows = match_list(session, bot=bot, status=status, limit=limit, before=before)
         return {"matches": rows}
 
     @app.get(f"{API_PREFIX}/matches/{{match_id}}")
     def match(match_id: int) -> JSON:
         """One match: its seats, its state and, once finished, its result (never its seed)."""
-        with unit_of_work(league.sessions) as session:
+        with read_only(league.sessions) as session:
             row = session.get(Match, match_id)
             if row is None:
                 raise NotFound(f"no match {match_id}")
@@ -369,7 +366,7 @@ def create_app(
     @app.get(f"{API_PREFIX}/matches/{{match_id}}/replay")
     def replay(match_id: int, account: Caller) -> Response:
         """A finished match's replay (JSON lines, docs/replay.md), others' debug notes removed."""
-        with unit_of_work(league.sessions) as session:
+        with read_only(league.sessions) as session:
             row = replayable_match(session, match_id)
             seats = match_seats(session, [match_id])[match_id]
         assert row.replay_sha256 is not None
@@ -380,7 +377,7 @@ def create_app(
     @app.get(f"{API_PREFIX}/matches/{{match_id}}/logs/{{seat}}")
     def seat_log(match_id: int, seat: int, account: SignedIn) -> Response:
         """The bot log of one seat of a finished match: that bot's owner's and admins' only."""
-        with unit_of_work(league.sessions) as session:
+        with read_only(league.sessions) as session:
             row = session.get(Match, match_id)
             if row is None:
                 raise NotFound(f"no match {match_id}")

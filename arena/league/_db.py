@@ -6,7 +6,10 @@ models here are what those migrations must produce (``tests/league/test_migratio
 
 Services take a :class:`~sqlalchemy.orm.Session` and only ``flush()``; whoever runs the use
 case (a CLI command, later a request or a task) opens :func:`unit_of_work`, which commits on
-success and rolls back on error, so one use case is one transaction.
+success and rolls back on error, so one use case is one transaction. A use case that only
+reads (a page, a ``GET``) opens :func:`read_only` instead: on SQLite it never waits for a
+writer (a deferred transaction in WAL mode reads the last committed state), and on either
+database it cannot write.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import DateTime, Engine, MetaData, create_engine, event
+from sqlalchemy import DateTime, Engine, MetaData, create_engine, event, text
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect, make_url
@@ -29,11 +32,13 @@ from sqlalchemy.types import TypeDecorator
 from arena.league._errors import LeagueConfigError
 
 __all__ = [
+    "READ_ONLY_OPTION",
     "Base",
     "UtcDateTime",
     "connect",
     "enum_values",
     "insert_ignore",
+    "read_only",
     "sessions",
     "sqlite_url",
     "unit_of_work",
@@ -52,6 +57,8 @@ NAMING_CONVENTION = {
 
 # How long a connection waits for another writer before SQLite gives up (SQLITE_BUSY).
 SQLITE_BUSY_TIMEOUT_MS = 10_000
+# The execution option that marks a read-only unit of work's connection (``read_only``).
+READ_ONLY_OPTION = "arena_read_only"
 
 
 class Base(DeclarativeBase):
@@ -155,10 +162,15 @@ def _sqlite_transactions(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Any) -> None:
+        if connection.get_execution_options().get(READ_ONLY_OPTION):
+            # A reader takes no lock: in WAL mode it sees the last committed state and never
+            # waits for the writer, however long the writer's transaction (issue 24, finding 2).
+            connection.exec_driver_sql("BEGIN DEFERRED")
+            return
         # IMMEDIATE takes the write lock at the start, waiting up to the busy timeout. A
         # deferred transaction that reads and then writes cannot wait: SQLite refuses its
-        # upgrade at once ("database is locked") if another writer went first. Transactions
-        # of one league file are therefore serialised; readers outside them are not.
+        # upgrade at once ("database is locked") if another writer went first. Writing
+        # transactions of one league file are therefore serialised; readers are not.
         connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
@@ -182,6 +194,33 @@ def unit_of_work(factory: sessionmaker[Session]) -> Iterator[Session]:
     """
     with factory() as session, session.begin():
         yield session
+
+
+@contextmanager
+def read_only(factory: sessionmaker[Session]) -> Iterator[Session]:
+    """A use case that only reads: one transaction that takes no write lock and cannot write.
+
+    On SQLite the transaction is deferred, so it never queues behind a writer (WAL mode: it
+    reads the last committed state); on PostgreSQL it is ``READ ONLY``. A flush of any change
+    raises, on both.
+
+    Example::
+
+        with read_only(league.sessions) as session:
+            rows = leaderboard(session)
+    """
+    bind = factory.kw["bind"]
+    with factory(bind=bind.execution_options(**{READ_ONLY_OPTION: True})) as session:
+        event.listen(session, "before_flush", _refuse_flush)
+        with session.begin():
+            if bind.dialect.name == "postgresql":
+                session.execute(text("SET TRANSACTION READ ONLY"))
+            yield session
+
+
+def _refuse_flush(session: Session, flush_context: Any, instances: Any) -> None:
+    if session.new or session.dirty or session.deleted:
+        raise RuntimeError("a read-only unit of work tried to write (use unit_of_work)")
 
 
 def enum_values(members: type[StrEnum]) -> list[str]:

@@ -30,7 +30,7 @@ from enum import StrEnum
 from typing import Any, TextIO
 
 from arena import __version__
-from arena.league._db import unit_of_work
+from arena.league._db import read_only
 from arena.league._home import League
 from arena.league._results import StatusInfo, league_status
 
@@ -232,7 +232,7 @@ def metrics_text(
     league: League, service_status: Callable[[], Mapping[str, Any]] | None = None
 ) -> str:
     """The whole ``/metrics`` page: the league's metrics, then this server's, if it runs one."""
-    with unit_of_work(league.sessions) as session:
+    with read_only(league.sessions) as session:
         status = league_status(session)
     families = [
         MetricFamily(

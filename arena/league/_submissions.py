@@ -17,7 +17,13 @@ from arena.league._accounts import User
 from arena.league._db import Base, insert_ignore, utcnow
 from arena.league._errors import Forbidden, NotFound, SubmissionLimitExceeded
 
-__all__ = ["DEFAULT_SUBMISSIONS_PER_DAY", "SubmissionCount", "submissions_today", "take_submission"]
+__all__ = [
+    "DEFAULT_SUBMISSIONS_PER_DAY",
+    "SubmissionCount",
+    "limit_exceeded",
+    "submissions_today",
+    "take_submission",
+]
 
 DEFAULT_SUBMISSIONS_PER_DAY = 10
 
@@ -70,11 +76,16 @@ def take_submission(
         .returning(SubmissionCount.count)
     ).scalar_one_or_none()
     if taken is None:
-        raise SubmissionLimitExceeded(
-            f"{user} has made {limit} submissions today, the most this league allows a day;"
-            f" the count starts again at 00:00 UTC"
-        )
+        raise limit_exceeded(user, limit)
     return limit - taken
+
+
+def limit_exceeded(user: str, limit: int) -> SubmissionLimitExceeded:
+    """The refusal of a submission past the daily limit (HTTP 429), in one sentence."""
+    return SubmissionLimitExceeded(
+        f"{user} has made {limit} submissions today, the most this league allows a day;"
+        f" the count starts again at 00:00 UTC"
+    )
 
 
 def submissions_today(session: Session, user: str, *, now: dt.datetime | None = None) -> int:

@@ -1,16 +1,19 @@
 """Bot versions: submitting one, listing them, activating one, and where their sources are.
 
-A submission is one unit of work (``docs/league.md``, "The life of a submission"):
+A submission (``docs/league.md``, "The life of a submission") holds no transaction open
+while it reads, unpacks or stores the archive:
 
 1. the submitter must own the bot (it is made for them if it does not exist yet), and
-   neither they nor the bot may be disabled;
+   neither they nor the bot may be disabled (a read-only transaction);
 2. the archive is spooled and hashed; the same archive for the same bot again is the
    version already made of it, answered as such, and takes no submission slot;
-3. otherwise the day's slot is taken (``take_submission``), the archive is unpacked with
-   every check of ``unpack_upload`` into a temporary directory (a refusal raises
-   :class:`UploadRejected`, and the caller's rollback gives the slot back), its bytes go to
-   the artifact store, and the version is added: status ``uploaded``, numbered one more
-   than the bot's last, its parent the bot's active version (else its newest), its rating
+3. otherwise a user with no slot left today is refused; the archive is unpacked with every
+   check of ``unpack_upload`` into a temporary directory (a refusal raises
+   :class:`UploadRejected`: no slot is taken, nothing is written), and its bytes go to the
+   artifact store;
+4. one short writing transaction checks step 1 again, takes the day's slot
+   (``take_submission``) and adds the version: status ``uploaded``, numbered one more than
+   the bot's last, its parent the bot's active version (else its newest), its rating
    inherited from the parent (``inherited_rating``).
 
 Validation (``_validation.py``) takes it from there; :func:`claim_validation` hands the
@@ -50,11 +53,11 @@ from arena.league._bots import (
     VersionStatus,
     inherited_rating,
 )
-from arena.league._db import utcnow
+from arena.league._db import READ_ONLY_OPTION, read_only, unit_of_work, utcnow
 from arena.league._errors import ArtifactError, Conflict, Forbidden, LeagueError, NotFound
 from arena.league._home import League
 from arena.league._results import VersionStats
-from arena.league._submissions import take_submission
+from arena.league._submissions import limit_exceeded, submissions_today, take_submission
 from arena.league._uploads import UploadLimits, _spool, unpack_upload
 from flipflop import BotManifest, read_manifest
 
@@ -167,7 +170,6 @@ class Submitted:
 
 
 def submit_version(
-    session: Session,
     league: League,
     user: str,
     bot: str,
@@ -180,12 +182,18 @@ def submit_version(
 
     The bot is made, owned by ``user``, if the league has none of that name. Only its
     owner may submit to a bot (an admin no more than anyone else). See the module docstring
-    for the order of the checks; run it in one :func:`unit_of_work`, so that a refusal
-    gives the submission slot back.
+    for the order of the checks.
+
+    No transaction is open while the archive is read, unpacked and stored (issue 24,
+    finding 2: on SQLite a writing transaction holds the league's write lock, and a hostile
+    archive of 2,000 files refused at its last would have held it for the whole unpack).
+    Short read-only transactions check the caller and look for the same archive first; one
+    short writing transaction at the end checks again, takes the day's slot and adds the
+    version. An archive stored there and then refused (the limit reached meanwhile) stays
+    in the content-addressed store, unreferenced.
 
     Args:
-        session: the unit of work's session.
-        league: the league (its limits and its artifact store).
+        league: the league (its database, limits and artifact store).
         user: who submits.
         bot: the bot's name in the league.
         archive: the tar.gz, as bytes or a stream (read in chunks).
@@ -200,6 +208,37 @@ def submit_version(
         UploadRejected: the archive is too big, malformed, hostile or has no valid bot.toml.
     """
     now = now or utcnow()
+    with read_only(league.sessions) as session:
+        _may_submit(session, user, bot)
+        left = league.config.submissions_per_day - submissions_today(session, user, now=now)
+    limits = league.config.uploads
+    source = io.BytesIO(archive) if isinstance(archive, bytes | bytearray) else archive
+    with tempfile.TemporaryFile(prefix="ffa-submit-") as spool:
+        sha256, _ = _spool(source, spool, limits)
+        with read_only(league.sessions) as session:
+            same = _same_archive(session, bot, sha256)
+        if same is not None:
+            return same
+        if left <= 0:  # refused before the unpack; the writing transaction checks again
+            raise limit_exceeded(user, league.config.submissions_per_day)
+        with tempfile.TemporaryDirectory(prefix="ffa-unpack-") as scratch:
+            spool.seek(0)
+            unpack_upload(spool, Path(scratch), limits)
+        spool.seek(0)
+        stored = league.artifacts.put_stream(spool)
+    assert stored == sha256, "the artifact store hashed other bytes than were checked"
+    with unit_of_work(league.sessions) as session:
+        return _add_version(session, league, user, bot, sha256, activate=activate, now=now)
+
+
+def _may_submit(session: Session, user: str, bot: str) -> tuple[int, Bot | None]:
+    """The submitter's id and the bot's row (None: a new bot), if ``user`` may submit to it.
+
+    Raises:
+        NotFound: no such user.
+        Forbidden: the user or the bot is disabled, or another user owns the bot.
+        LeagueError: a new bot's name is not a valid bot name.
+    """
     account = session.execute(select(User.id, User.disabled).where(User.name == user)).one_or_none()
     if account is None:
         raise NotFound(f"no user named {user!r}")
@@ -208,7 +247,8 @@ def submit_version(
         raise Forbidden(f"the account {user!r} is disabled")
     # The bot's row is locked until the end of the transaction (PostgreSQL; SQLite runs one
     # writer at a time anyway): two submissions to one bot get consecutive numbers.
-    row = session.scalar(select(Bot).where(Bot.name == bot).with_for_update())
+    query = select(Bot).where(Bot.name == bot)
+    row = session.scalar(query if _reading(session) else query.with_for_update())
     if row is None and not _BOT_NAME.match(bot):
         raise LeagueError(
             f"a bot name is 1-{BOT_NAME_MAX} letters, digits, '-' or '_', starting with a letter"
@@ -218,25 +258,41 @@ def submit_version(
         raise Forbidden(f"the bot {bot!r} belongs to another user: only its owner submits to it")
     if row is not None and row.disabled:
         raise Forbidden(f"the bot {bot!r} is disabled: it takes no submissions")
-    limits = league.config.uploads
-    source = io.BytesIO(archive) if isinstance(archive, bytes | bytearray) else archive
-    with tempfile.TemporaryFile(prefix="ffa-submit-") as spool:
-        sha256, _ = _spool(source, spool, limits)
-        if row is not None:
-            same = session.scalar(
-                select(BotVersion).where(
-                    BotVersion.bot_id == row.id, BotVersion.source_sha256 == sha256
-                )
-            )
-            if same is not None:
-                return Submitted(_info(session, same), new=False, left_today=None)
-        left = take_submission(session, user, limit=league.config.submissions_per_day, now=now)
-        with tempfile.TemporaryDirectory(prefix="ffa-unpack-") as scratch:
-            spool.seek(0)
-            unpack_upload(spool, Path(scratch), limits)
-        spool.seek(0)
-        stored = league.artifacts.put_stream(spool)
-    assert stored == sha256, "the artifact store hashed other bytes than were checked"
+    return user_id, row
+
+
+def _reading(session: Session) -> bool:
+    """Whether ``session`` is a :func:`read_only` unit of work (no row locks to take)."""
+    return bool(session.connection().get_execution_options().get(READ_ONLY_OPTION))
+
+
+def _same_archive(session: Session, bot: str, sha256: str) -> Submitted | None:
+    """The version of ``bot`` made of the archive ``sha256`` already, as a re-submission."""
+    same = session.scalar(
+        select(BotVersion)
+        .join(Bot, Bot.id == BotVersion.bot_id)
+        .where(Bot.name == bot, BotVersion.source_sha256 == sha256)
+    )
+    return None if same is None else Submitted(_info(session, same), new=False, left_today=None)
+
+
+def _add_version(
+    session: Session,
+    league: League,
+    user: str,
+    bot: str,
+    sha256: str,
+    *,
+    activate: bool,
+    now: dt.datetime,
+) -> Submitted:
+    """Add the checked and stored archive ``sha256`` as ``bot``'s next version (one slot)."""
+    user_id, row = _may_submit(session, user, bot)  # again: things may have changed meanwhile
+    if row is not None:
+        same = _same_archive(session, bot, sha256)
+        if same is not None:  # the same archive, submitted twice at once
+            return same
+    left = take_submission(session, user, limit=league.config.submissions_per_day, now=now)
     if row is None:
         row = Bot(owner_id=user_id, name=bot, disabled=False, created=now)
         session.add(row)

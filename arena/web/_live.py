@@ -29,7 +29,7 @@ from sqlalchemy import select
 from starlette.requests import Request
 
 from arena.league import League
-from arena.league._db import unit_of_work
+from arena.league._db import read_only
 from arena.league._matches import Match, MatchStatus
 from arena.league._views import JSON, iso, match_seats
 
@@ -126,7 +126,7 @@ class LiveFeed:
 
     def snapshot(self) -> JSON:
         """The running matches (with progress where known), the queue, the latest results."""
-        with unit_of_work(self.league.sessions) as session:
+        with read_only(self.league.sessions) as session:
             running = list(
                 session.scalars(
                     select(Match).where(Match.status == MatchStatus.RUNNING).order_by(Match.id)

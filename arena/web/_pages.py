@@ -41,7 +41,7 @@ from starlette.responses import (
 from arena.league import League
 from arena.league._accounts import Account, issue_token
 from arena.league._bots import StepKind, VersionStatus
-from arena.league._db import unit_of_work
+from arena.league._db import read_only, unit_of_work
 from arena.league._errors import (
     Conflict,
     Forbidden,
@@ -164,7 +164,7 @@ class _Board:
         self._rows: list[LeaderRow] = []
 
     def rows(self, league: League) -> list[LeaderRow]:
-        with unit_of_work(league.sessions) as session:
+        with read_only(league.sessions) as session:
             # Read in this order, the rows are never older than the state they are kept for.
             state = leaderboard_state(session)
             with self._lock:
@@ -325,7 +325,7 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
 
     async def bot_page(request: Request, account: Account | None, name: str) -> Response:
         def answer() -> Response:
-            with unit_of_work(league.sessions) as session:
+            with read_only(league.sessions) as session:
                 info = bot_row(session, name)
                 data_ = bot_page_data(session, name, opponents=OPPONENTS)
             return site.render(
@@ -341,7 +341,7 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
 
     async def rating_json(request: Request, account: Account | None, name: str) -> Response:
         def read() -> list[Any]:
-            with unit_of_work(league.sessions) as session:
+            with read_only(league.sessions) as session:
                 return rating_history(session, name)
 
         points = await run_in_threadpool(read)
@@ -351,7 +351,7 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
         request: Request, account: Account | None, name: str, number: int
     ) -> Response:
         def read() -> Any:
-            with unit_of_work(league.sessions) as session:
+            with read_only(league.sessions) as session:
                 return get_version(session, name, number)
 
         info = await run_in_threadpool(read)
@@ -425,7 +425,7 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
 
     async def match_page(request: Request, account: Account | None, match_id: int) -> Response:
         def read() -> tuple[JSON, str | None]:
-            with unit_of_work(league.sessions) as session:
+            with read_only(league.sessions) as session:
                 row = session.get(Match, match_id)
                 if row is None:
                     raise NotFound(f"no match {match_id}")
@@ -454,7 +454,7 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
         )
 
     def replay_for(account: Account | None, match_id: int) -> bytes:
-        with unit_of_work(league.sessions) as session:
+        with read_only(league.sessions) as session:
             row = replayable_match(session, match_id)
             seats = match_seats(session, [match_id])[match_id]
         assert row.replay_sha256 is not None
@@ -546,7 +546,7 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
         return response
 
     def account_context(me: Account) -> JSON:
-        with unit_of_work(league.sessions) as session:
+        with read_only(league.sessions) as session:
             return {"bots": [b for b in bot_list(session) if b["owner"] == me.name]}
 
     async def account_page(request: Request, account: Account | None) -> Response:
@@ -607,11 +607,8 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
             activate_now = _field(form, "activate") == "on"
 
             def write() -> int:
-                with unit_of_work(league.sessions) as session:
-                    made = submit_version(
-                        session, league, me.name, bot_name, archive, activate=activate_now
-                    )
-                    return made.version.number
+                made = submit_version(league, me.name, bot_name, archive, activate=activate_now)
+                return made.version.number
 
             number = await run_in_threadpool(write)
         except LeagueError as exc:
@@ -683,7 +680,7 @@ def _version_for_owner(league: League, account: Account | None, name: str, numbe
     """Version ``number`` of ``name`` if ``account`` may see its steps and logs."""
     if account is None:
         raise NotAuthenticated("sign in first (with your API token)")
-    with unit_of_work(league.sessions) as session:
+    with read_only(league.sessions) as session:
         info = get_version(session, name, number)
     if not may_see(account, info.owner):
         raise Forbidden(

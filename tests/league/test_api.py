@@ -14,6 +14,7 @@ import hashlib
 import json
 import shutil
 import socket
+import sqlite3
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -239,14 +240,12 @@ def world(kind: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World
         }
         disabled_token = user_token(league, "carol")
         archive = bot_archive(tmp, "a")
+        alpha1 = submit_version(league, "alice", "alpha", archive, now=NOW)
+        alpha2 = submit_version(league, "alice", "alpha", bot_archive(tmp, "b"), now=NOW)
+        gamma1 = submit_version(league, "alice", "gamma", archive, now=NOW)
+        beta1 = submit_version(league, "bob", "beta", archive, now=NOW)
         with unit_of_work(league.sessions) as session:
             disable_user(session, "carol")
-            alpha1 = submit_version(session, league, "alice", "alpha", archive, now=NOW)
-            alpha2 = submit_version(
-                session, league, "alice", "alpha", bot_archive(tmp, "b"), now=NOW
-            )
-            gamma1 = submit_version(session, league, "alice", "gamma", archive, now=NOW)
-            beta1 = submit_version(session, league, "bob", "beta", archive, now=NOW)
             _validated(session, league, alpha1.version.id, VersionStatus.ACTIVE)
             _validated(session, league, alpha2.version.id, VersionStatus.REJECTED)
             _validated(session, league, gamma1.version.id, VersionStatus.ACTIVE)
@@ -804,6 +803,37 @@ def test_admin_disables_and_enables_a_bot(world: World, http: httpx.Client) -> N
 
 
 # ------------------------------------------------------------------ the rest
+
+
+def test_reads_do_not_queue_behind_a_writer(world: World, http: httpx.Client) -> None:
+    """Issue 24, finding 2: on SQLite, a read answers while another holds the write lock.
+
+    The test holds the league file's write lock (``BEGIN IMMEDIATE`` on a connection of its
+    own, as a long submission did) while it reads the public routes. Before the fix every
+    read began ``IMMEDIATE`` too, waited out the 10 s busy timeout and answered 500.
+    """
+    if world.league.engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL readers never wait for writers")
+    database = world.league.engine.url.database
+    assert database is not None
+    writer = sqlite3.connect(database, isolation_level=None, timeout=30)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        paths = [
+            "/api/v1/leaderboard",
+            "/api/v1/status",
+            "/api/v1/bots",
+            "/api/v1/bots/alpha",
+            "/api/v1/bots/alpha/versions/1",
+            "/api/v1/matches",
+            f"/api/v1/matches/{world.match}",
+            f"/api/v1/matches/{world.match}/replay",
+        ]
+        answers = {path: http.get(path).status_code for path in paths}
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert dict.fromkeys(paths, 200) == answers
 
 
 def test_leaderboard_and_status_are_the_services_answers(world: World, http: httpx.Client) -> None:

@@ -152,9 +152,10 @@ def add_versions(
         owner = f"u{secrets.token_hex(4)}"
         with unit_of_work(league.sessions) as session:
             create_user(session, owner, role=Role.USER)
-            submitted = submit_version(
-                session, league, owner, f"{source.name[:12]}-{owner}", pack_bot(source, limits)
-            )
+        submitted = submit_version(
+            league, owner, f"{source.name[:12]}-{owner}", pack_bot(source, limits)
+        )
+        with unit_of_work(league.sessions) as session:
             if active:
                 session.execute(
                     update(BotVersion)

@@ -110,10 +110,7 @@ def _copy(source: Path, tmp_path: Path, tag: str = "", **toml: str) -> Path:
 
 def _submit(league: League, bot: str, directory: Path, *, activate: bool = True) -> int:
     """Submit the bot in ``directory`` as alice's ``bot``; the version's id."""
-    with unit_of_work(league.sessions) as session:
-        return submit_version(
-            session, league, "alice", bot, pack_bot(directory), activate=activate
-        ).version.id
+    return submit_version(league, "alice", bot, pack_bot(directory), activate=activate).version.id
 
 
 def _claim(league: League, worker: str = "w1") -> int:

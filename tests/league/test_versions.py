@@ -46,6 +46,7 @@ from arena.league import (
     submissions_today,
     unit_of_work,
 )
+from arena.league._db import read_only
 from arena.league._versions import (
     BOT_NAME_MAX,
     activate_version,
@@ -95,9 +96,8 @@ def _bot_dir(tmp_path: Path, tag: str = "") -> Path:
 
 
 def _submit(league: League, user: str, bot: str, archive: bytes, **kwargs: bool) -> int:
-    """Submit in a unit of work of its own; the version's number."""
-    with unit_of_work(league.sessions) as session:
-        return submit_version(session, league, user, bot, archive, now=NOW, **kwargs).version.number
+    """Submit (in units of work of its own); the version's number."""
+    return submit_version(league, user, bot, archive, now=NOW, **kwargs).version.number
 
 
 def _set_status(
@@ -126,8 +126,7 @@ def test_a_first_submission_makes_the_bot_its_version_and_stats(
 ) -> None:
     """Version 1: uploaded, a newcomer's rating, no parent, stored, zeroed stats, one slot used."""
     archive = pack_bot(_bot_dir(tmp_path))
-    with unit_of_work(league.sessions) as session:
-        submitted = submit_version(session, league, "alice", "greedy", io.BytesIO(archive), now=NOW)
+    submitted = submit_version(league, "alice", "greedy", io.BytesIO(archive), now=NOW)
     v = submitted.version
     assert (True, 9) == (submitted.new, submitted.left_today)
     assert ("greedy", "alice", 1, VersionStatus.UPLOADED, None) == (
@@ -163,10 +162,8 @@ def test_the_same_archive_again_is_the_same_version_and_takes_no_slot(
 ) -> None:
     """An idempotent re-upload: the existing version, new=False, nothing counted or made."""
     archive = pack_bot(_bot_dir(tmp_path))
-    with unit_of_work(league.sessions) as session:
-        first = submit_version(session, league, "alice", "greedy", archive, now=NOW)
-    with unit_of_work(league.sessions) as session:
-        again = submit_version(session, league, "alice", "greedy", archive, now=NOW)
+    first = submit_version(league, "alice", "greedy", archive, now=NOW)
+    again = submit_version(league, "alice", "greedy", archive, now=NOW)
     assert (False, None) == (again.new, again.left_today)
     assert first.version == again.version
     with unit_of_work(league.sessions) as session:
@@ -194,6 +191,67 @@ def test_a_re_upload_at_the_daily_limit_is_still_answered(league: League, tmp_pa
     assert 429 == refused.value.status_code
     assert "alice has made 2 submissions today" in str(refused.value)
     assert 1 == _submit(limited, "alice", "greedy", archives[0])
+
+
+class _HeldUpload(io.RawIOBase):
+    """An upload whose second half comes only once ``go`` is set (a slow client).
+
+    ``waiting`` is set while it holds the rest back, so a test can act during the upload.
+    """
+
+    def __init__(self, data: bytes) -> None:
+        self._data, self._at = data, 0
+        self.waiting, self.go = threading.Event(), threading.Event()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        if self._at >= len(self._data) // 2 and not self.go.is_set():
+            self.waiting.set()
+            self.go.wait(60)
+        chunk = self._data[self._at : self._at + min(len(buffer), max(1, len(self._data) // 2))]
+        buffer[: len(chunk)] = chunk
+        self._at += len(chunk)
+        return len(chunk)
+
+
+def test_a_submission_holds_no_transaction_while_its_archive_is_read(
+    league: League, tmp_path: Path
+) -> None:
+    """Issue 24, finding 2: while an upload is read and unpacked, others read and write at once.
+
+    The archive is held back half-way; meanwhile another writer (a new user) and a reader
+    (the versions) must get through. Before the fix the submission's transaction, begun
+    ``IMMEDIATE`` on SQLite, held the league's write lock for the whole upload: the writer
+    waited out the busy timeout and failed with "database is locked".
+    """
+    upload = _HeldUpload(pack_bot(_bot_dir(tmp_path)))
+    done: list[object] = []
+    submitting = threading.Thread(
+        target=lambda: done.append(submit_version(league, "alice", "greedy", upload, now=NOW))
+    )
+    submitting.start()
+    try:
+        assert upload.waiting.wait(60), "the submission never started reading its archive"
+        with unit_of_work(league.sessions) as session:
+            create_user(session, "carol", now=NOW)
+        with read_only(league.sessions) as session:
+            assert NotFound is type(_refusal(lambda: list_versions(session, "greedy")))
+    finally:
+        upload.go.set()
+        submitting.join(60)
+    assert 1 == len(done)
+    with read_only(league.sessions) as session:
+        assert [1] == [v.number for v in list_versions(session, "greedy")]
+
+
+def _refusal(call: Callable[[], object]) -> BaseException | None:
+    try:
+        call()
+    except Exception as e:
+        return e
+    return None
 
 
 # ---------------------------------------------------------------------- who may submit
@@ -367,8 +425,8 @@ def test_a_hostile_upload_is_refused_and_leaves_nothing(
     config = dataclasses.replace(league.config, uploads=SMALL, submissions_per_day=1)
     small = dataclasses.replace(league, config=config)
     before = _stored(league)
-    with pytest.raises(UploadRejected) as refused, unit_of_work(small.sessions) as session:
-        submit_version(session, small, "alice", "mybot", archive(), now=NOW)
+    with pytest.raises(UploadRejected) as refused:
+        submit_version(small, "alice", "mybot", archive(), now=NOW)
     assert sentence in str(refused.value)
     assert 400 == refused.value.status_code
     assert "\n" not in str(refused.value)
@@ -377,8 +435,8 @@ def test_a_hostile_upload_is_refused_and_leaves_nothing(
         assert 0 == session.scalar(select(func.count()).select_from(Bot))
         assert 0 == session.scalar(select(func.count()).select_from(BotVersion))
     assert before == _stored(league)
-    with unit_of_work(small.sessions) as session:  # the one slot of the day is still there
-        good = submit_version(session, small, "alice", "mybot", pack_bot(_bot_dir(tmp_path)))
+    # the one slot of the day is still there
+    good = submit_version(small, "alice", "mybot", pack_bot(_bot_dir(tmp_path)))
     assert (True, 0, 1) == (good.new, good.left_today, good.version.number)
 
 

@@ -148,10 +148,8 @@ def seed_league(directory: Path) -> tuple[Path, dict[str, str], dict[str, str]]:
                 create_user(session, user, role=Role.USER)
                 tokens[user] = issue_token(session, league.key, user).token
         for bot, (owner, source) in BOTS.items():
+            submitted = submit_version(league, owner, bot, pack_bot(bundled_dir() / source))
             with unit_of_work(league.sessions) as session:
-                submitted = submit_version(
-                    session, league, owner, bot, pack_bot(bundled_dir() / source)
-                )
                 session.execute(
                     update(BotVersion)
                     .where(BotVersion.id == submitted.version.id)
@@ -159,8 +157,7 @@ def seed_league(directory: Path) -> tuple[Path, dict[str, str], dict[str, str]]:
                 )
             owners[bot] = owner
         noter = noter_bot(directory / "noter")
-        with unit_of_work(league.sessions) as session:
-            submit_version(session, league, OWNER, NOTER, pack_bot(noter))  # validated by serve
+        submit_version(league, OWNER, NOTER, pack_bot(noter))  # validated by serve
         owners[NOTER] = OWNER
     finally:
         league.close()

@@ -149,11 +149,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
             for name in ("alice", "bob"):
                 create_user(session, name, now=NOW)
                 tokens[name] = issue_token(session, league.key, name, now=NOW).token
-            alpha = submit_version(session, league, "alice", "alpha", pack_bot(bot), now=NOW)
-            (bot / "V2").write_text("2\n")
-            alpha2 = submit_version(session, league, "alice", "alpha", pack_bot(bot), now=NOW)
-            beta = submit_version(session, league, "bob", "beta", pack_bot(bot), now=NOW)
-            gamma = submit_version(session, league, "bob", "gamma", pack_bot(bot), now=NOW)
+        alpha = submit_version(league, "alice", "alpha", pack_bot(bot), now=NOW)
+        (bot / "V2").write_text("2\n")
+        alpha2 = submit_version(league, "alice", "alpha", pack_bot(bot), now=NOW)
+        beta = submit_version(league, "bob", "beta", pack_bot(bot), now=NOW)
+        gamma = submit_version(league, "bob", "gamma", pack_bot(bot), now=NOW)
+        with unit_of_work(league.sessions) as session:
             _steps(session, league, alpha.version.id, VersionStatus.ACTIVE)
             _steps(session, league, alpha2.version.id, VersionStatus.REJECTED)
             _steps(session, league, beta.version.id, VersionStatus.ACTIVE)
@@ -621,8 +622,8 @@ def test_an_owner_rolls_back_to_a_retired_version_from_its_page(
     bot = tmp_path / "bot"
     shutil.copytree(REPO / "bots" / "random", bot, ignore=shutil.ignore_patterns("__pycache__"))
     (bot / "V3").write_text("gamma 2\n")
+    second = submit_version(site.league, "bob", "gamma", pack_bot(bot), now=NOW)
     with unit_of_work(site.league.sessions) as session:
-        second = submit_version(session, site.league, "bob", "gamma", pack_bot(bot), now=NOW)
         _steps(session, site.league, second.version.id, VersionStatus.RETIRED)
         activate_version(session, "gamma", second.version.number)
         assert VersionStatus.RETIRED is get_version(session, "gamma", 1).status
