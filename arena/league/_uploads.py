@@ -40,7 +40,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, BinaryIO, cast
 
+from arena._errors import SandboxError
 from arena.league._errors import UploadRejected
+from arena.sandbox import SandboxLimits
 from flipflop import BotManifest, ManifestError, read_manifest
 
 __all__ = [
@@ -75,6 +77,8 @@ _CHUNK = 1 << 16
 # up to two blocks of PAX or GNU long-name headers, and the padding of the last block.
 _ENTRY_OVERHEAD = 4 * tarfile.BLOCKSIZE
 _ARCHIVE_OVERHEAD = 2 * tarfile.RECORDSIZE
+# What may follow an archive's last entry: its two zero blocks and the padding of its record.
+_TRAILER_MAX = 2 * tarfile.BLOCKSIZE + tarfile.RECORDSIZE
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,6 +257,10 @@ class _Capped(io.RawIOBase):
         self._inner = inner
         self._left = cap
         self._cap = cap
+        self.position = 0
+        """Bytes read so far."""
+        self.data_end = 0
+        """Where the last byte other than NUL read so far ends: what follows it is zeros."""
 
     def readable(self) -> bool:
         return True
@@ -261,6 +269,9 @@ class _Capped(io.RawIOBase):
         want = self._left + 1 if size is None or size < 0 else min(size, self._left + 1)
         data = self._inner.read(want)
         self._left -= len(data)
+        self.position += len(data)
+        if data.strip(b"\0"):
+            self.data_end = self.position - (len(data) - len(data.rstrip(b"\0")))
         if self._left < 0:
             raise UploadRejected(
                 f"the upload decompresses to more than {self._cap} bytes: refused as a"
@@ -285,7 +296,7 @@ def _extract(spool: BinaryIO, destination: Path, limits: UploadLimits) -> tuple[
             tarfile.open(
                 None,
                 "r|",
-                cast(BinaryIO, _Capped(gz, limits.decompressed_cap())),
+                cast(BinaryIO, stream := _Capped(gz, limits.decompressed_cap())),
                 encoding="utf-8",
                 errors="strict",
             ) as tar,
@@ -317,9 +328,27 @@ def _extract(spool: BinaryIO, destination: Path, limits: UploadLimits) -> tuple[
                 data = tar.extractfile(member)
                 assert data is not None  # a regular file always has data
                 _write_file(target, data, member, name)
+            _check_end(stream, tar.offset)
     except (gzip.BadGzipFile, EOFError, zlib.error, tarfile.TarError, UnicodeError) as e:
         raise UploadRejected(f"the upload is not a valid tar.gz archive ({e})") from e
     return total, files
+
+
+def _check_end(stream: _Capped, end: int) -> None:
+    """Refuse anything after the archive's end but its zero blocks and padding.
+
+    An archive ends with zero blocks at ``end``, padded to a whole record. Whatever else
+    follows (bytes hidden after the end, a second gzip member that is not part of the tar)
+    would be stored and served as the bot's source without ever being checked (issue 24,
+    finding 13), so the rest of the stream is read, within the cap, and must be NULs.
+    """
+    while stream.read(_CHUNK):
+        pass
+    if stream.data_end > end or stream.position - end > _TRAILER_MAX:
+        raise UploadRejected(
+            "the upload has data after the end of its tar archive (only its zero padding may"
+            " follow the last file)"
+        )
 
 
 def _check_entry(member: tarfile.TarInfo, limits: UploadLimits) -> str:
@@ -374,9 +403,19 @@ def _write_file(target: Path, data: IO[bytes], member: tarfile.TarInfo, name: st
 
 
 def _manifest(destination: Path) -> BotManifest:
-    """The upload's ``bot.toml``, or UploadRejected with the manifest's own message."""
+    """The upload's ``bot.toml``, or UploadRejected with the manifest's own message.
+
+    What it asks of the sandbox (``memory_mb``, ``start_timeout_s``) must be within the
+    arena's caps: refused here, at upload, rather than at its first start (issue 24, finding 16).
+    """
     try:
-        return read_manifest(destination)
+        manifest = read_manifest(destination)
+        limits = SandboxLimits()
+        limits.memory_for(manifest)
+        limits.start_timeout_for(manifest)
+        return manifest
+    except SandboxError as e:
+        raise UploadRejected(str(e)) from e
     except ManifestError as e:
         # The message names the server's private directory; the author knows it as the upload.
         root = str(destination.resolve())

@@ -30,9 +30,26 @@ from pathlib import Path
 from flipflop._bot import Bot
 from flipflop._errors import FlipFlopError
 
-__all__ = ["BotManifest", "ManifestError", "Runtime", "load_bot", "read_manifest"]
+__all__ = [
+    "MAX_COMMAND_ARGS",
+    "MAX_MANIFEST_BYTES",
+    "MAX_TEXT_CHARS",
+    "BotManifest",
+    "ManifestError",
+    "Runtime",
+    "load_bot",
+    "read_manifest",
+]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$")
+MAX_MANIFEST_BYTES = 64 * 1024
+"""The largest ``bot.toml``: a manifest is a few lines; a huge one is an attack on its reader."""
+MAX_COMMAND_ARGS = 64
+"""The most words ``command`` may have."""
+MAX_ARG_CHARS = 4096
+"""The longest word of ``command``."""
+MAX_TEXT_CHARS = 500
+"""The longest ``description`` (one line for people) and ``version``."""
 
 
 class ManifestError(FlipFlopError):
@@ -96,10 +113,17 @@ def read_manifest(directory: str | Path) -> BotManifest:
     file = path / "bot.toml"
     if not file.is_file():
         raise ManifestError(f"{path} is not a bot directory: it has no bot.toml")
+    size = file.stat().st_size
+    if size > MAX_MANIFEST_BYTES:
+        raise ManifestError(
+            f"{file}: {size} bytes, more than the {MAX_MANIFEST_BYTES} a bot.toml may have"
+        )
     try:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ManifestError(f"{file}: not valid TOML ({e})") from e
+    except RecursionError:  # tomllib parses nested arrays and tables recursively
+        raise ManifestError(f"{file}: not valid TOML (nested too deeply)") from None
     name = data.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
         raise ManifestError(
@@ -112,6 +136,17 @@ def read_manifest(directory: str | Path) -> BotManifest:
         or not all(isinstance(c, str) and c for c in command)
     ):
         raise ManifestError(f"{file}: 'command' must be a non-empty list of strings")
+    if len(command) > MAX_COMMAND_ARGS or any(len(c) > MAX_ARG_CHARS for c in command):
+        raise ManifestError(
+            f"{file}: 'command' may have at most {MAX_COMMAND_ARGS} words of at most"
+            f" {MAX_ARG_CHARS} characters each"
+        )
+    for key in ("version", "description"):
+        text = data.get(key, "")
+        if not isinstance(text, str | int | float) or len(str(text)) > MAX_TEXT_CHARS:
+            raise ManifestError(
+                f"{file}: '{key}' must be a string of at most {MAX_TEXT_CHARS} characters"
+            )
     entry = data.get("entry", "")
     if not isinstance(entry, str) or (entry and ":" not in entry):
         raise ManifestError(f"{file}: 'entry' must look like 'module:Class'")

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import gzip
 import hashlib
+import io
 import json
 import shutil
 import socket
 import sqlite3
-from collections.abc import Iterator, Mapping
+import tarfile
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -703,6 +706,113 @@ def test_a_hostile_upload_is_400_with_its_reason_and_its_slot_back(
     with unit_of_work(world.league.sessions) as session:
         assert before == submissions_today(session, "bob")
     assert 404 == http.get("/api/v1/bots/epsilon").status_code
+
+
+def _tar(files: Mapping[str, bytes]) -> bytes:
+    """An uncompressed tar of ``files`` (name to bytes), as Python's tarfile writes one."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for name, data in files.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+_BOT_PY = b"print('hi')\n"
+_GOOD_TOML = b'name = "hostile"\ncommand = ["python3", "bot.py"]\n'
+HOSTILE_UPLOADS: list[tuple[str, Callable[[], bytes], str]] = [
+    (
+        "zeros-after-the-end",  # finding 13: 2 MB hiding 2 GiB would unpack anywhere else
+        lambda: gzip.compress(_tar({"bot.toml": _GOOD_TOML}) + b"\0" * (2 << 20)),
+        "data after the end of its tar archive",
+    ),
+    (
+        "bytes-after-the-end",
+        lambda: gzip.compress(_tar({"bot.toml": _GOOD_TOML, "bot.py": _BOT_PY}) + b"hidden" * 999),
+        "data after the end of its tar archive",
+    ),
+    (
+        "second-gzip-member",  # finding 13: a second member that is not part of the tar
+        lambda: gzip.compress(_tar({"bot.toml": _GOOD_TOML})) + gzip.compress(b"not a tar" * 99),
+        "data after the end of its tar archive",
+    ),
+    (
+        "deeply-nested-toml",  # finding 11: 5,000 nested arrays were a RecursionError, a 500
+        lambda: gzip.compress(_tar({"bot.toml": _GOOD_TOML + b"x = " + b"[" * 5000})),
+        "bot.toml: not valid TOML",
+    ),
+    (
+        "memory-past-the-cap",  # finding 16: accepted at upload, refused only at its start
+        lambda: gzip.compress(_tar({"bot.toml": _GOOD_TOML + b"memory_mb = 1000000000\n"})),
+        "asks for memory_mb = 1000000000, more than this arena allows",
+    ),
+    (
+        "start-budget-past-the-cap",
+        lambda: gzip.compress(_tar({"bot.toml": _GOOD_TOML + b"start_timeout_s = 1e9\n"})),
+        "asks for start_timeout_s",
+    ),
+    (
+        "a-100k-word-command",
+        lambda: gzip.compress(
+            _tar({"bot.toml": b'name = "hostile"\ncommand = [' + b'"x",' * 100_000 + b"]\n"})
+        ),
+        "more than the 65536 a bot.toml may have",
+    ),
+    (
+        "a-long-command",
+        lambda: gzip.compress(
+            _tar({"bot.toml": b'name = "h"\ncommand = [' + b'"x",' * 65 + b'"bot.py"]\n'})
+        ),
+        "'command' may have at most 64 words",
+    ),
+    (
+        "a-10-MB-description",
+        lambda: gzip.compress(
+            _tar({"bot.toml": _GOOD_TOML + b'description = "' + b"d" * (10 << 20) + b'"\n'})
+        ),
+        "more than the 65536 a bot.toml may have",
+    ),
+    (
+        "a-long-description",
+        lambda: gzip.compress(
+            _tar({"bot.toml": _GOOD_TOML + b'description = "' + b"d" * 501 + b'"\n'})
+        ),
+        "'description' must be a string of at most 500 characters",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("archive", "sentence"),
+    [pytest.param(make, sentence, id=name) for name, make, sentence in HOSTILE_UPLOADS],
+)
+def test_a_hostile_archive_is_refused_at_upload(
+    world: World, http: httpx.Client, archive: Callable[[], bytes], sentence: str
+) -> None:
+    """Issue 24, findings 11, 13, 16: refused at upload (400, one sentence), nothing made.
+
+    Before the fixes these were stored as a version (bytes hidden after the tar's end, a
+    bot.toml asking past the sandbox's caps) or answered 500 (a TOML nested 5,000 deep).
+    """
+    with unit_of_work(world.league.sessions) as session:
+        before = submissions_today(session, "bob")
+    response = _upload(http, world, "other", "hostile", archive())
+    assert 400 == response.status_code, response.text
+    error = response.json()["error"]
+    assert sentence in error
+    assert "\n" not in error
+    with unit_of_work(world.league.sessions) as session:
+        assert before == submissions_today(session, "bob")
+    assert 404 == http.get("/api/v1/bots/hostile").status_code
+
+
+def test_an_archive_as_tarfile_pads_it_is_accepted(world: World, http: httpx.Client) -> None:
+    """The end check refuses nothing honest: GNU-style padding to a whole record is fine."""
+    tar = _tar({"bot.toml": _GOOD_TOML, "bot.py": _BOT_PY})
+    assert 0 == len(tar) % tarfile.RECORDSIZE
+    response = _upload(http, world, "other", "padded", gzip.compress(tar))
+    assert 201 == response.status_code, response.text
 
 
 def test_an_upload_of_another_type_is_415(world: World, http: httpx.Client) -> None:

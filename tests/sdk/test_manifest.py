@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -52,3 +53,34 @@ def test_start_timeout_s_must_be_a_positive_number(tmp_path: Path, value: str) -
     """Zero, negative, infinite, not a number, or not a number at all: refused, naming the field."""
     with pytest.raises(ManifestError, match="'start_timeout_s' must be a positive number"):
         read_manifest(_manifest(tmp_path, f"start_timeout_s = {value}\n"))
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ("x = " + "[" * 5000, "not valid TOML (nested too deeply)"),
+        ('description = "' + "d" * 70_000 + '"\n', "more than the 65536 a bot.toml may have"),
+        ('description = "' + "d" * 501 + '"\n', "'description' must be a string of at most 500"),
+        ('version = "' + "1" * 501 + '"\n', "'version' must be a string of at most 500"),
+        ("description = [1, 2]\n", "'description' must be a string"),
+    ],
+    ids=["nested", "huge", "long-description", "long-version", "a-list"],
+)
+def test_a_hostile_manifest_is_refused_in_one_sentence(
+    tmp_path: Path, extra: str, message: str
+) -> None:
+    """Issue 24, findings 11 and 16: caps on bot.toml's size, nesting and texts, not a crash."""
+    with pytest.raises(ManifestError, match=re.escape(message)):
+        read_manifest(_manifest(tmp_path, extra))
+
+
+def test_a_command_has_at_most_64_words_of_4096_characters(tmp_path: Path) -> None:
+    """64 words are fine, 65 are not; a word of 4,097 characters is refused too."""
+    (tmp_path / "bot.toml").write_text(
+        'name = "b"\ncommand = [' + '"x", ' * 64 + "]\n", encoding="utf-8"
+    )
+    assert 64 == len(read_manifest(tmp_path).command)
+    for command in ('"x", ' * 65, '"' + "x" * 4097 + '"'):
+        (tmp_path / "bot.toml").write_text(f'name = "b"\ncommand = [{command}]\n', encoding="utf-8")
+        with pytest.raises(ManifestError, match="'command' may have at most 64 words"):
+            read_manifest(tmp_path)
