@@ -240,6 +240,7 @@ class _Match:
         cancel: threading.Event | None,
         host: BotHost,
         lineage: Hashable,
+        announce: MatchConfig | None = None,
     ) -> None:
         self.match_id = match_id
         self.host = host
@@ -248,6 +249,7 @@ class _Match:
         self.cancel = cancel
         self.seed = seed
         self.config = config
+        self.announce = announce or config
         self.clock = clock
         self.sandbox = sandbox
         self.workdir = workdir
@@ -316,7 +318,7 @@ class _Match:
                 self.match_id,
                 s.seat,
                 tuple(x.name for x in self.seats),
-                self.config,
+                self.announce,
                 self.clock.decision_ms,
                 self.clock.time_bank_ms,
             )
@@ -695,6 +697,7 @@ def run_match(
     cancel: threading.Event | None = None,
     host: BotHost | None = None,
     lineage: Hashable = 0,
+    announce: MatchConfig | None = None,
 ) -> MatchRecord:
     """Play one match with ``bots[i]`` in seat ``i``, each started in ``sandbox``.
 
@@ -706,6 +709,10 @@ def run_match(
     Without ``host`` every bot is started for this match and stopped after it, whatever
     happens. With one (a ladder slot's), the instances it keeps for ``lineage`` are seated
     and given back to it after the match (``arena._hosts``); ``workdir`` is then unused.
+
+    ``announce`` is the rules the bots are told at the start (``MatchInfo``), if not
+    ``config``: a league's validation match is told the league's rules, so that a bot cannot
+    tell it from a rated match, and is played to fewer hands (issue 24, finding 1).
     """
     own = host is None
     if host is None:
@@ -722,6 +729,7 @@ def run_match(
         cancel,
         host,
         lineage,
+        announce,
     )
     try:
         match.start()

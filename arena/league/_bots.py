@@ -32,6 +32,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 from arena.league._accounts import User
 from arena.league._db import Base, UtcDateTime, enum_values, utcnow
 from arena.league._errors import Conflict, NotFound
+from arena.league._matches import MatchSeat
 
 __all__ = [
     "DEFAULT_MU",
@@ -46,7 +47,11 @@ __all__ = [
     "create_bot",
     "disable_bot",
     "inherited_rating",
+    "seat_name",
+    "seat_names",
 ]
+
+_MANIFEST_NAME_MAX = 40  # flipflop's rule for bot.toml names (sdk/flipflop/_manifest.py)
 
 # openskill's Plackett-Luce defaults, as `arena run` rates bots (arena/_standings.py).
 DEFAULT_MU = 25.0
@@ -73,6 +78,10 @@ class VersionStatus(StrEnum):
     """Passed every step but no longer plays: a newer version, or the owner's choice."""
     REJECTED = "rejected"
     """Failed a step; its validation steps say which and why."""
+    SUSPENDED = "suspended"
+    """Played, then made too many matches void by never starting in them: taken out of play,
+    its reason says why (``arena.league._suspensions``). Its owner submits a new version or
+    activates another."""
 
 
 class StepKind(StrEnum):
@@ -236,3 +245,27 @@ def disable_bot(session: Session, name: str, *, disabled: bool = True) -> BotInf
     bot.disabled = disabled
     session.flush()
     return BotInfo(bot.id, bot.name, owner, bot.disabled, bot.created)
+
+
+def seat_name(bot: str, number: int) -> str:
+    """The name version ``number`` of ``bot`` plays under: ``BOT-vNUMBER``.
+
+    Unique in the league, and a valid manifest name (at most 40 characters: a longer bot
+    name, which only a bot made outside ``submit_version`` can have, is cut).
+    """
+    suffix = f"-v{number}"
+    return bot[: _MANIFEST_NAME_MAX - len(suffix)] + suffix
+
+
+def seat_names(session: Session, match_id: int) -> list[str]:
+    """The names the seats of match ``match_id`` play under (:func:`seat_name`), seat 0 first."""
+    return [
+        seat_name(bot, number)
+        for bot, number in session.execute(
+            select(Bot.name, BotVersion.number)
+            .join(BotVersion, BotVersion.bot_id == Bot.id)
+            .join(MatchSeat, MatchSeat.version_id == BotVersion.id)
+            .where(MatchSeat.match_id == match_id)
+            .order_by(MatchSeat.seat)
+        )
+    ]

@@ -51,7 +51,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from arena._runner import TimeControl
-from arena.league._bots import Bot, BotVersion, StepKind, VersionStatus
+from arena.league._bots import Bot, BotVersion, StepKind, VersionStatus, seat_names
 from arena.league._db import unit_of_work
 from arena.league._errors import Conflict, LeagueError, NotFound
 from arena.league._executor import (
@@ -203,7 +203,13 @@ def record_for_worker(
         if digest is not None and not league.artifacts.exists(digest):
             raise LeagueError(f"artifact {digest} is not in the league's store: upload it first")
     if not record_result(
-        session, match_id, claim, record, replay_sha256=replay_sha256, logs_sha256=logs_sha256
+        session,
+        match_id,
+        claim,
+        record,
+        replay_sha256=replay_sha256,
+        logs_sha256=logs_sha256,
+        fault_limits=league.config.faults,
     ):
         raise Conflict(f"{worker} no longer holds match {match_id}: its result is not counted")
 
@@ -226,16 +232,7 @@ def fail_for_worker(session: Session, match_id: int, worker: str, claim: str, er
     if attempts < MAX_ATTEMPTS:
         release_match(session, match_id, claim)
         return True
-    names = [
-        seat_name(bot, number)
-        for bot, number in session.execute(
-            select(Bot.name, BotVersion.number)
-            .join(BotVersion, BotVersion.bot_id == Bot.id)
-            .join(MatchSeat, MatchSeat.version_id == BotVersion.id)
-            .where(MatchSeat.match_id == match_id)
-            .order_by(MatchSeat.seat)
-        )
-    ]
+    names = seat_names(session, match_id)
     record_abandoned(session, match_id, claim, abandoned_result(names, error, attempts))
     logger.error("match %d abandoned after %d attempts", match_id, attempts)
     return False
@@ -247,7 +244,9 @@ def claim_version_for_worker(
     """Claim the version ``version_id`` waiting for validation for ``worker``; what it needs.
 
     The answer (JSON): ``claim``; the version's ``bot``, ``number``, ``name`` (its seat
-    name) and source ``sha256``; ``lease_s``. Its earlier steps are forgotten.
+    name) and source ``sha256``; ``table``, how its validation match looks to the bots
+    (``ValidationTable``, its seed included: a worker's token is trusted with seeds);
+    ``lease_s``. Its earlier steps are forgotten.
 
     Raises:
         Conflict: the version is not waiting for a validator.
@@ -255,10 +254,14 @@ def claim_version_for_worker(
     claim = f"{worker}/{secrets.token_hex(6)}"
     with unit_of_work(league.sessions) as session:
         claimed = claim_validation(session, claim, rules.lease, version_id=version_id)
-    began = None if claimed is None else begin_validation(league, version_id, claim, rules.lease)
+    began = (
+        None
+        if claimed is None
+        else begin_validation(league, version_id, claim, rules.lease, rules.config, rules.clock)
+    )
     if began is None:
         raise Conflict(f"version {version_id} is not waiting for validation")
-    bot, number, sha256 = began
+    bot, number, sha256, table = began
     logger.info("version %d claimed by %s for validation", version_id, claim)
     return {
         "version": version_id,
@@ -267,6 +270,7 @@ def claim_version_for_worker(
         "number": number,
         "name": seat_name(bot, number),
         "sha256": sha256,
+        "table": table.to_json(),
         "lease_s": rules.lease.total_seconds(),
     }
 

@@ -56,6 +56,7 @@ from arena.league._matches import (
     renew_lease,
 )
 from arena.league._results import record_abandoned, record_result
+from arena.league._suspensions import void_result
 from arena.league._validation import validate_version
 from arena.league._versions import PENDING, claim_validation, seat_manifest
 from arena.sandbox import Sandbox
@@ -366,6 +367,8 @@ class LocalExecutor:
                 sandbox=self.sandbox,
                 workdir=self.workdir / f"s{slot.index}",
                 lease=self.lease,
+                config=self.config,
+                clock=self.clock,
             )
             outcome = _VALIDATION_OUTCOMES.get(status, "lost")
         except Exception:
@@ -430,7 +433,13 @@ class LocalExecutor:
         try:
             with unit_of_work(self.league.sessions) as session:
                 counted = record_result(
-                    session, claimed.id, slot.owner, record, replay_sha256=replay, logs_sha256=logs
+                    session,
+                    claimed.id,
+                    slot.owner,
+                    record,
+                    replay_sha256=replay,
+                    logs_sha256=logs,
+                    fault_limits=self.league.config.faults,
                 )
         except Exception:
             logger.exception("match %d: its result could not be recorded", claimed.id)
@@ -574,19 +583,6 @@ def abandoned_result(bots: Sequence[str], error: str, attempts: int) -> dict[str
     The keys of a played match's result (empty), so that readers need no special case,
     and ``error``, the last failure.
     """
-    return {
-        "void": True,
-        "bots": list(bots),
-        "placements": [],
-        "bankrolls": [],
-        "start_bankroll": 0,
-        "hands": 0,
-        "by_cap": False,
-        "decisions": 0,
-        "seconds": 0.0,
-        "luck": None,
-        "seats": [],
-        "faults": [],
-        "logs": [],
-        "error": f"the arena failed to play this match {attempts} times; the last error: {error}",
-    }
+    return void_result(
+        bots, f"the arena failed to play this match {attempts} times; the last error: {error}"
+    )

@@ -47,7 +47,7 @@ from arena._runner import MatchCancelled, TimeControl, run_match
 from arena._text import hide_password
 from arena.league._bots import StepKind, VersionStatus
 from arena.league._uploads import UploadLimits
-from arena.league._validation import StepResult, renewing, run_validation
+from arena.league._validation import StepResult, ValidationTable, renewing, run_validation
 from arena.league._versions import cached_source
 from arena.sandbox import Sandbox
 from flipflop import BotManifest, MatchConfig, read_manifest, to_jsonable
@@ -260,6 +260,7 @@ class FleetPlayer:
             number=int(job["number"]),
             sha256=str(job["sha256"]),
             manifest=lambda: self._manifest(job),
+            table=ValidationTable.from_json(job["table"]),
         )
         logger.info("version %d validated: %s", version_id, status.value)
         return status.value

@@ -40,6 +40,7 @@ from arena.league._db import connect, sessions, sqlite_url, unit_of_work
 from arena.league._errors import Conflict, LeagueConfigError
 from arena.league._migrations import current_revision, head_revision, upgrade
 from arena.league._submissions import DEFAULT_SUBMISSIONS_PER_DAY
+from arena.league._suspensions import FaultLimits
 from arena.league._uploads import UploadLimits
 
 __all__ = ["CONFIG_FILE", "League", "LeagueConfig", "init_league", "open_league"]
@@ -59,12 +60,14 @@ class LeagueConfig:
         database: a PostgreSQL URL, or "" for ``league.db`` in the league home.
         submissions_per_day: how many submissions a user may make per UTC day.
         uploads: what an upload may be.
+        faults: when a version that makes matches void by never starting is suspended.
     """
 
     name: str
     database: str = ""
     submissions_per_day: int = DEFAULT_SUBMISSIONS_PER_DAY
     uploads: UploadLimits = field(default_factory=UploadLimits)
+    faults: FaultLimits = field(default_factory=FaultLimits)
 
     def to_toml(self) -> str:
         """The ``league.toml`` that reads back as this configuration."""
@@ -80,6 +83,13 @@ class LeagueConfig:
             lines.append('# database = "postgresql://user@host/dbname"  # default: league.db here')
         lines += ["", "[uploads]"]
         lines += [f"{f.name} = {getattr(self.uploads, f.name)}" for f in fields(UploadLimits)]
+        lines += [
+            "",
+            "# A version that makes suspend_after of its latest window matches void (by never",
+            "# starting in them) is suspended (docs/league.md).",
+            "[faults]",
+        ]
+        lines += [f"{f.name} = {getattr(self.faults, f.name)}" for f in fields(FaultLimits)]
         return "\n".join(lines) + "\n"
 
     @classmethod
@@ -95,9 +105,11 @@ class LeagueConfig:
             raise LeagueConfigError(f"{source}: not valid TOML ({e})") from e
         league = _table(data, "league", source)
         uploads = _table(data, "uploads", source)
-        _only(data, {"league", "uploads"}, source, "")
+        faults = _table(data, "faults", source)
+        _only(data, {"league", "uploads", "faults"}, source, "")
         _only(league, {"name", "database", "submissions_per_day"}, source, "league.")
         _only(uploads, {f.name for f in fields(UploadLimits)}, source, "uploads.")
+        _only(faults, {f.name for f in fields(FaultLimits)}, source, "faults.")
         name = league.get("name")
         if not isinstance(name, str) or not name:
             raise LeagueConfigError(f"{source}: league.name must be a non-empty string")
@@ -111,7 +123,13 @@ class LeagueConfig:
                 for f in fields(UploadLimits)
             }
         )
-        return cls(name, database, per_day, limits)
+        fault_limits = FaultLimits(
+            **{
+                f.name: _positive(faults, f.name, getattr(FaultLimits(), f.name), source)
+                for f in fields(FaultLimits)
+            }
+        )
+        return cls(name, database, per_day, limits, fault_limits)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy import (
     CHAR,
     JSON,
+    Boolean,
     Enum,
     Float,
     ForeignKey,
@@ -112,6 +113,8 @@ class MatchSeat(Base):
     luck: Mapped[float | None] = mapped_column(Float())
     mu_after: Mapped[float | None] = mapped_column(Float())
     sigma_after: Mapped[float | None] = mapped_column(Float())
+    # Set when the match was void because this seat's bot never started (its fault).
+    void_fault: Mapped[bool] = mapped_column(Boolean(), default=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,6 +100,7 @@ from arena.league._bots import (
 from arena.league._db import Base, UtcDateTime, insert_ignore, utcnow
 from arena.league._errors import LeagueError, NotFound
 from arena.league._matches import Match, MatchSeat, MatchStatus, finish_match
+from arena.league._suspensions import FaultLimits, charge_voids, void_causes
 from flipflop import to_jsonable
 
 if TYPE_CHECKING:
@@ -156,6 +157,8 @@ class VersionStats(Base):
     hands_sum: Mapped[int] = mapped_column(BigInteger(), default=0)
     faults: Mapped[int] = mapped_column(Integer(), default=0)
     last_played: Mapped[dt.datetime | None] = mapped_column(UtcDateTime())
+    # Void matches it sat in, whoever made them void: played, though counted for nobody.
+    voids: Mapped[int] = mapped_column(Integer(), default=0)
 
 
 class Counter(Base):
@@ -260,6 +263,7 @@ def record_result(
     replay_sha256: str | None,
     logs_sha256: Sequence[str | None] = (),
     now: dt.datetime | None = None,
+    fault_limits: FaultLimits | None = None,
 ) -> bool:
     """Count the result of a match ``worker`` holds, with its rating update; False if it does not.
 
@@ -275,11 +279,15 @@ def record_result(
         replay_sha256: its replay in the artifact store.
         logs_sha256: each seat's bot log in the artifact store, seat 0 first.
         now: when it finished (default: now).
+        fault_limits: when a version that makes matches void is suspended (``league.toml``'s
+            ``[faults]``; default ``FaultLimits()``): a void match is charged to the seats
+            that never started (``_suspensions.py``).
 
     Raises:
         LeagueError: the record does not fit the match (another number of seats).
     """
     now = now or utcnow()
+    limits = fault_limits or FaultLimits()
     result = result_json(record, logs_sha256)
     versions = list(session.execute(_SEATED, {"b_match": match_id}).scalars())
     _check_fits(match_id, len(versions), result)
@@ -287,13 +295,14 @@ def record_result(
         return False
     faults = Tally(int(f["seat"]) for f in result["faults"])
     if result["void"]:
-        if faults:
-            _ensure_stats(session, versions)
-            session.execute(
-                _ADD_TO_STATS,
-                [_stats_delta(v, faults=faults[seat]) for seat, v in enumerate(versions)],
-            )
-        _take(session, VOID_COUNTER)
+        _ensure_stats(session, versions)
+        session.execute(
+            _ADD_TO_STATS,
+            [_stats_delta(v, faults=faults[seat], voids=1) for seat, v in enumerate(versions)],
+        )
+        causes = void_causes(result)
+        withdrawn = charge_voids(session, match_id, versions, causes, limits, now=now)
+        _take(session, VOID_COUNTER, 1 + withdrawn)
         return True
     seq = _take(session, RESULTS_COUNTER)
     session.execute(_SET_SEQ, {"b_match": match_id, "b_seq": seq})
@@ -368,6 +377,7 @@ _ADD_TO_STATS = (
         net_chips_sum=_STATS.net_chips_sum + bindparam("b_net_chips", type_=BigInteger()),
         hands_sum=_STATS.hands_sum + bindparam("b_hands", type_=BigInteger()),
         faults=_STATS.faults + bindparam("b_faults"),
+        voids=_STATS.voids + bindparam("b_voids"),
         last_played=func.coalesce(
             bindparam("b_last_played", type_=UtcDateTime()), _STATS.last_played
         ),
@@ -387,6 +397,7 @@ def _stats_delta(
     net_chips: int = 0,
     hands: int = 0,
     faults: int = 0,
+    voids: int = 0,
     last_played: dt.datetime | None = None,
 ) -> dict[str, Any]:
     """The parameters of ``_ADD_TO_STATS`` for one version: what one match adds."""
@@ -405,6 +416,7 @@ def _stats_delta(
         "b_net_chips": net_chips,
         "b_hands": hands,
         "b_faults": faults,
+        "b_voids": voids,
         "b_last_played": last_played,
     }
 
@@ -476,6 +488,7 @@ def _zero_stats(version: int) -> dict[str, Any]:
         "net_chips_sum": 0,
         "hands_sum": 0,
         "faults": 0,
+        "voids": 0,
         "last_played": None,
     }
 

@@ -7,9 +7,11 @@ every seat with the same cards (``arena run``'s duplicate deals, ``arena/_plan.p
 How a table is chosen, one group at a time, from the versions that play (active, of an
 enabled bot of an enabled owner):
 
-1. **the anchor**: a version still in placement (fewer than ``placement_matches`` counted
-   matches) first, then the least-played, counting its queued and running matches as
-   played; ties broken at random;
+1. **the anchor**: a version still in placement (fewer than ``placement_matches`` matches
+   played: counted, or void) first, then the least-played, counting its void, queued and
+   running matches as played; ties broken at random. Void matches count: a version whose
+   matches end void (it never starts in them) would otherwise stay "new" for ever and
+   anchor every group (issue 24, finding 1);
 2. **the size**: drawn in ``table_sizes``, no larger than the versions that can join;
 3. **the opponents**: those nearest the anchor by ``|mu difference|`` plus random noise
    (exponential, mean :data:`RATING_NOISE`), plus :data:`PLAYED_WEIGHT` per match an opponent has
@@ -62,12 +64,18 @@ class _Candidate:
     owner: int
     mu: float
     counted: int
+    voids: int
     busy: int
     tie: float
 
     @property
+    def finished(self) -> int:
+        """Its finished matches: counted, and void (counted for nobody, but played)."""
+        return self.counted + self.voids
+
+    @property
     def played(self) -> int:
-        return self.counted + self.busy
+        return self.finished + self.busy
 
 
 def schedule(
@@ -92,7 +100,8 @@ def schedule(
         target_queued: how many queued matches to reach.
         max_per_version: the most queued and running matches a version may be in.
         table_sizes: the smallest and largest table (each at least 2).
-        placement_matches: a version with fewer counted matches is new: it is seated first.
+        placement_matches: a version with fewer finished matches (counted or void) is new:
+            it is seated first.
         now: the matches' creation time (default: now).
 
     Raises:
@@ -153,6 +162,7 @@ def _candidates(session: Session, rng: random.Random) -> list[_Candidate]:
             Bot.owner_id,
             BotVersion.rating_mu,
             func.coalesce(VersionStats.matches, 0),
+            func.coalesce(VersionStats.voids, 0),
         )
         .join(Bot, Bot.id == BotVersion.bot_id)
         .join(User, User.id == Bot.owner_id)
@@ -161,8 +171,8 @@ def _candidates(session: Session, rng: random.Random) -> list[_Candidate]:
         .order_by(BotVersion.id)
     )
     return [
-        _Candidate(v, bot, owner, mu, int(counted), int(busy.get(v, 0)), rng.random())
-        for v, bot, owner, mu, counted in rows
+        _Candidate(v, bot, owner, mu, int(counted), int(voids), int(busy.get(v, 0)), rng.random())
+        for v, bot, owner, mu, counted, voids in rows
     ]
 
 
@@ -177,7 +187,7 @@ def _anchor(
     free = [c for c in pool if c.id not in passed_over and c.busy + low <= max_per_version]
     if not free:
         return None
-    return min(free, key=lambda c: (c.counted >= placement_matches, c.played, c.tie))
+    return min(free, key=lambda c: (c.finished >= placement_matches, c.played, c.tie))
 
 
 def _opponents(

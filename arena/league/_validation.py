@@ -11,7 +11,12 @@ own, never one held open while a bot runs:
 2. ``check``: the bot is started in the sandbox and put through the SDK's conformance check,
    exactly as ``arena check`` does locally; a failure's words are ``flipflop.format_report``'s;
 3. ``match``: a short match against the league's house bots (:data:`HOUSE_BOTS`) in the same
-   sandbox; a version that does not start, crashes or is forfeited in it fails.
+   sandbox; a version that does not start, crashes or is forfeited in it fails. To the bots it
+   looks like a rated match (:class:`ValidationTable`): a match id of the rated form, the
+   names of real versions of the league at the other seats, a table size and a seat drawn as
+   the scheduler draws them, the league's rules and clock; only the hands it lasts are fewer.
+   A bot that told validation from rated play could pass it and then refuse its rated
+   matches (issue 24, finding 1).
 
 Each step is a ``validation_steps`` row: started, then its outcome, a detail and a log in the
 artifact store. A ``failed`` step rejects the version (its reason is the step's detail). An
@@ -29,8 +34,12 @@ claimed again by another) writes nothing more.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
+import hashlib
+import hmac
 import logging
+import random
 import shutil
 import tempfile
 import threading
@@ -38,9 +47,9 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from arena._bundled import resolve_bot
@@ -58,7 +67,8 @@ from arena.league._bots import (
 from arena.league._db import unit_of_work, utcnow
 from arena.league._errors import ArtifactError, NotFound, UploadRejected
 from arena.league._home import League
-from arena.league._versions import PENDING, forget_steps, make_active, seat_manifest
+from arena.league._matches import Match
+from arena.league._versions import PENDING, forget_steps, make_active, seat_manifest, seat_name
 from arena.sandbox import Sandbox, SandboxKind
 from flipflop import BotError, BotManifest, ManifestError, MatchConfig, check_bot, format_report
 
@@ -71,6 +81,7 @@ __all__ = [
     "LeagueLedger",
     "Ledger",
     "StepResult",
+    "ValidationTable",
     "begin_validation",
     "house_bots",
     "renewing",
@@ -116,6 +127,114 @@ class StepResult:
     log: str
 
 
+@dataclass(frozen=True, slots=True)
+class ValidationTable:
+    """A validation match as the bots see it: like a rated match of the league.
+
+    Attributes:
+        match_id: its id, of the rated form (``m`` and a number near the league's next).
+        seat: the version's seat.
+        names: every seat's name, the version's (``BOT-vN``) at ``seat``; the others are
+            names of other bots' versions of the league, played by the house bots.
+        seed: the deal seed (64 hex digits), secret: derived from the league's key, the
+            version and the validator's claim (:func:`validation_seed`).
+        config: the league's rules, as the bots are told them (``seats`` is the table's).
+        clock: the league's clock.
+    """
+
+    match_id: str
+    seat: int
+    names: tuple[str, ...]
+    seed: str
+    config: MatchConfig
+    clock: TimeControl
+
+    def to_json(self) -> dict[str, Any]:
+        """The table as JSON (a fleet worker is sent it with its claim)."""
+        return {
+            "match_id": self.match_id,
+            "seat": self.seat,
+            "names": list(self.names),
+            "seed": self.seed,
+            "config": dataclasses.asdict(self.config),
+            "clock": dataclasses.asdict(self.clock),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> ValidationTable:
+        """The table :meth:`to_json` wrote."""
+        return cls(
+            str(data["match_id"]),
+            int(data["seat"]),
+            tuple(str(n) for n in data["names"]),
+            str(data["seed"]),
+            MatchConfig(**data["config"]),
+            TimeControl(**data["clock"]),
+        )
+
+
+def validation_seed(key: bytes, claim: str) -> str:
+    """A secret of the validation ``claim`` (``VERSION/LEASE_OWNER``): its deal seed, say.
+
+    Derived from the league's key, so the league can check the replay of a validation match
+    a fleet's worker played without keeping the seed anywhere.
+    """
+    return hmac.new(key, b"flipflop-arena/validation/" + claim.encode(), hashlib.sha256).hexdigest()
+
+
+def validation_table(
+    session: Session,
+    key: bytes,
+    version_id: int,
+    claim: str,
+    *,
+    config: MatchConfig,
+    clock: TimeControl,
+    table_sizes: tuple[int, int] = (3, 5),
+    house: int | None = None,
+) -> ValidationTable:
+    """Draw the table of a version's validation match, as the scheduler would draw a rated one.
+
+    Its size is drawn in ``table_sizes`` (``house`` opponents exactly, when the house is
+    given), the version's seat at random; the other seats take the names of active versions
+    of other bots (made-up ``HOUSE-v1`` names when the league has too few); its id follows the
+    league's latest match id. Nothing about it tells a bot that it is not rated.
+    """
+    rng = random.Random(validation_seed(key, f"table/{version_id}/{claim}"))
+    bot, number, bot_id = session.execute(
+        select(Bot.name, BotVersion.number, Bot.id)
+        .join(Bot, Bot.id == BotVersion.bot_id)
+        .where(BotVersion.id == version_id)
+    ).one()
+    size = house + 1 if house is not None else rng.randint(*table_sizes)
+    own = seat_name(bot, number)
+    playing = sorted(
+        seat_name(b, n)
+        for b, n in session.execute(
+            select(Bot.name, BotVersion.number)
+            .join(Bot, Bot.id == BotVersion.bot_id)
+            .where(BotVersion.status == VersionStatus.ACTIVE, Bot.id != bot_id)
+        )
+    )
+    names = rng.sample(playing, min(size - 1, len(playing)))
+    made_up = (f"{h}-v{n}" for n in range(1, 100) for h in HOUSE_BOTS)
+    while len(names) < size - 1:
+        name = next(made_up)
+        if name != own and name not in names:
+            names.append(name)
+    seat = rng.randrange(size)
+    names.insert(seat, own)
+    last = session.scalar(select(func.max(Match.id))) or 0
+    return ValidationTable(
+        match_id=f"m{last + rng.randint(1, 2 * size)}",
+        seat=seat,
+        names=tuple(names),
+        seed=validation_seed(key, f"{version_id}/{claim}"),
+        config=dataclasses.replace(config, seats=size),
+        clock=clock,
+    )
+
+
 def house_bots() -> list[BotManifest]:
     """The manifests of :data:`HOUSE_BOTS`, from the bundled bots.
 
@@ -135,6 +254,8 @@ def validate_version(
     lease: dt.timedelta = DEFAULT_VALIDATION_LEASE,
     check_matches: int = 5,
     house: Sequence[BotManifest] | None = None,
+    config: MatchConfig | None = None,
+    clock: TimeControl | None = None,
 ) -> VersionStatus:
     """Run the validation steps of version ``version_id``, which ``worker`` has claimed.
 
@@ -148,7 +269,11 @@ def validate_version(
         workdir: a short directory for sockets and scratch (unix socket paths are short).
         lease: how long the lease lasts between renewals.
         check_matches: the conformance check's matches.
-        house: the validation match's opponents (2 to 4); default :func:`house_bots`.
+        house: the validation match's opponents (2 to 4); default :func:`house_bots`, at a
+            table of 3 to 5.
+        config: the league's rules, which the validation match announces (default
+            ``MatchConfig()``); it is played to :data:`VALIDATION_HANDS` hands.
+        clock: the league's clock, which the validation match is played by.
 
     Returns:
         The version's status afterwards: ``active`` or ``retired`` (passed), ``rejected``
@@ -161,10 +286,18 @@ def validate_version(
     """
     if house is not None and not 2 <= len(house) <= 4:
         raise ValueError(f"a validation match needs 2 to 4 house bots, not {len(house)}")
-    held = _begin(league, version_id, worker, lease)
+    held = _begin(
+        league,
+        version_id,
+        worker,
+        lease,
+        config or MatchConfig(),
+        clock or TimeControl(),
+        house=None if house is None else len(house),
+    )
     if held is None:
         return _status(league, version_id)
-    bot, number, sha256, _ = held
+    bot, number, sha256, table = held
     return run_validation(
         LeagueLedger(league, version_id, worker, lease),
         sandbox,
@@ -173,6 +306,7 @@ def validate_version(
         number=number,
         sha256=sha256,
         manifest=lambda: seat_manifest(league, bot, number, sha256),
+        table=table,
         check_matches=check_matches,
         house=house,
     )
@@ -220,17 +354,19 @@ def run_validation(
     number: int,
     sha256: str,
     manifest: Callable[[], BotManifest],
+    table: ValidationTable,
     check_matches: int = 5,
     house: Sequence[BotManifest] | None = None,
 ) -> VersionStatus:
     """Run the steps of version ``number`` of ``bot``, its progress written to ``ledger``.
 
     ``manifest`` gives the version's manifest from its unpacked source (``seat_manifest``
-    here, a worker's cache on a fleet). Returns as :func:`validate_version`.
+    here, a worker's cache on a fleet); ``table`` is how its validation match looks to the
+    bots (the league's :func:`validation_table`). Returns as :func:`validate_version`.
     """
     workdir.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(dir=workdir, prefix="v"))
-    steps = _Steps(sandbox, bot, number, sha256, manifest, scratch, check_matches, house)
+    steps = _Steps(sandbox, bot, number, sha256, manifest, scratch, check_matches, house, table)
     runs = {StepKind.BUILD: steps.build, StepKind.CHECK: steps.check, StepKind.MATCH: steps.match}
     try:
         for i, kind in enumerate(STEP_STATUS):
@@ -298,17 +434,21 @@ class LeagueLedger:
 
 
 def begin_validation(
-    league: League, version_id: int, worker: str, lease: dt.timedelta
-) -> tuple[str, int, str] | None:
-    """Start ``worker``'s validation of a version it claimed: its bot, number and source.
+    league: League,
+    version_id: int,
+    worker: str,
+    lease: dt.timedelta,
+    config: MatchConfig,
+    clock: TimeControl,
+) -> tuple[str, int, str, ValidationTable] | None:
+    """Start ``worker``'s validation of a version it claimed: its bot, number, source, table.
 
     Earlier steps are forgotten. None if ``worker`` does not hold the version.
 
     Raises:
         NotFound: no such version.
     """
-    held = _begin(league, version_id, worker, lease)
-    return None if held is None else held[:3]
+    return _begin(league, version_id, worker, lease, config, clock)
 
 
 # ---------------------------------------------------------------------- the steps
@@ -327,6 +467,7 @@ class _Steps:
         scratch: Path,
         check_matches: int,
         house: Sequence[BotManifest] | None,
+        table: ValidationTable,
     ) -> None:
         self.read_manifest = manifest
         self.sandbox = sandbox
@@ -336,6 +477,7 @@ class _Steps:
         self.scratch = scratch
         self.check_matches = check_matches
         self.house = house
+        self.table = table
         self.manifest: BotManifest | None = None
 
     def build(self) -> StepResult:
@@ -408,38 +550,51 @@ class _Steps:
             house = list(self.house) if self.house is not None else house_bots()
         except ArenaError as e:
             return _error(f"the league's house bots are missing: {e}")
-        bots = [manifest, *house]
-        config = MatchConfig(seats=len(bots), hand_cap=VALIDATION_HANDS)
+        table = self.table
+        playing: list[BotManifest] = []
+        house_at: list[str | None] = []  # which house bot plays each seat (None: the version's)
+        for seat, name in enumerate(table.names):
+            opponent = seat - (seat > table.seat)  # 0, 1, … over the other seats
+            bot = manifest if seat == table.seat else house[opponent % len(house)]
+            playing.append(dataclasses.replace(bot, name=name))
+            house_at.append(None if seat == table.seat else bot.name)
         record = run_match(
-            f"validation-{self.bot}-v{self.number}",
-            f"validation:{self.sha256}",
-            bots,
-            config,
+            table.match_id,
+            bytes.fromhex(table.seed),
+            playing,
+            dataclasses.replace(
+                table.config,
+                hand_cap=min(VALIDATION_HANDS, table.config.hand_cap or VALIDATION_HANDS),
+            ),
             sandbox=self.sandbox,
             workdir=self.scratch / "m",
             replay_path=self.scratch / "replay.jsonl",
             logs_dir=self.scratch / "logs",
-            clock=TimeControl(),
+            clock=table.clock,
+            announce=table.config,
         )
-        return _judge(record, [m.name for m in house])
+        return _judge(record, table.seat, house_at)
 
     def _manifest(self) -> BotManifest:
         assert self.manifest is not None, "the build step comes first"
         return self.manifest
 
 
-def _judge(record: MatchRecord, house: Sequence[str]) -> StepResult:
-    """The match step's result from its record: seat 0 is the version, the rest the house."""
-    seat = record.seats[0]
-    faults = [f for f in record.faults if f.seat == 0]
-    summary = _summary(record)
+def _judge(record: MatchRecord, at: int, house: Sequence[str | None]) -> StepResult:
+    """The match step's result from its record: seat ``at`` is the version, the rest the house.
+
+    ``house`` names the house bot that played each seat (None at ``at``).
+    """
+    seat = record.seats[at]
+    faults = [f for f in record.faults if f.seat == at]
+    summary = _summary(record, house)
     output = ""
     if seat.log:
         output = _output(Path(seat.log))
         summary += f"\n\nthe bot's output ({Path(seat.log).name}):\n{output}\n" if output else ""
-    idle = [r for r in record.seats[1:] if not r.started]
+    idle = [r for r in record.seats if r.seat != at and not r.started]
     if idle:  # the league's own bots: its fault (Docker gone, say), the version not judged
-        names = ", ".join(r.bot for r in idle)
+        names = ", ".join(str(house[r.seat]) for r in idle)
         return _error(f"a house bot did not start in the validation match ({names})", summary)
     if not seat.started:
         why = faults[0].detail if faults else "no reason recorded"
@@ -457,9 +612,9 @@ def _judge(record: MatchRecord, house: Sequence[str]) -> StepResult:
             f" (hand {fatal.hand})",
             summary,
         )
-    place = record.placements[0]
+    place = record.placements[at]
     detail = (
-        f"played its validation match against {', '.join(house)}: place {place} of"
+        f"played its validation match against {', '.join(h for h in house if h)}: place {place} of"
         f" {len(record.placements)} after {record.hands} hands"
     )
     if faults:
@@ -467,16 +622,17 @@ def _judge(record: MatchRecord, house: Sequence[str]) -> StepResult:
     return StepResult(StepOutcome.PASSED, detail, summary)
 
 
-def _summary(record: MatchRecord) -> str:
-    """The match for the step's log: who placed where, and every fault."""
+def _summary(record: MatchRecord, house: Sequence[str | None]) -> str:
+    """The match for the step's log: who placed where (and which house bot played), faults."""
     lines = [
         f"validation match {record.match_id}: {record.hands} hands"
         f"{' (hand cap)' if record.by_cap else ''}, {record.decisions} decisions,"
         f" {record.seconds:.1f} s"
     ]
     for s in record.seats:
+        played_by = "" if house[s.seat] is None else f" (house bot {house[s.seat]})"
         lines.append(
-            f"  seat {s.seat} {s.bot} {s.version}: place {record.placements[s.seat]},"
+            f"  seat {s.seat} {s.bot}{played_by} {s.version}: place {record.placements[s.seat]},"
             f" {record.bankrolls[s.seat]} chips, {s.decisions} decisions, {s.strikes} strikes"
             f"{', forfeited' if s.forfeited else ''}{'' if s.started else ', never started'}"
         )
@@ -523,9 +679,19 @@ def _guarded(kind: StepKind, run: Callable[[], StepResult]) -> StepResult:
 
 
 def _begin(
-    league: League, version_id: int, worker: str, lease: dt.timedelta
-) -> tuple[str, int, str, bool] | None:
-    """Start a validation from scratch: forget earlier steps; None if ``worker`` has no lease."""
+    league: League,
+    version_id: int,
+    worker: str,
+    lease: dt.timedelta,
+    config: MatchConfig,
+    clock: TimeControl,
+    *,
+    house: int | None = None,
+) -> tuple[str, int, str, ValidationTable] | None:
+    """Start a validation from scratch: forget earlier steps; None if ``worker`` has no lease.
+
+    Its bot, number, source and the table of its validation match.
+    """
     with unit_of_work(league.sessions) as session:
         row = session.execute(
             select(BotVersion, Bot.name)
@@ -540,7 +706,10 @@ def _begin(
             return None
         forget_steps(session, version_id)
         version.lease_expires = utcnow() + lease
-        return bot, version.number, version.source_sha256, version.activate
+        table = validation_table(
+            session, league.key, version_id, worker, config=config, clock=clock, house=house
+        )
+        return bot, version.number, version.source_sha256, table
 
 
 def _held(

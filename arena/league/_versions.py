@@ -52,11 +52,13 @@ from arena.league._bots import (
     ValidationStep,
     VersionStatus,
     inherited_rating,
+    seat_name,
 )
 from arena.league._db import READ_ONLY_OPTION, read_only, unit_of_work, utcnow
 from arena.league._errors import ArtifactError, Conflict, Forbidden, LeagueError, NotFound
 from arena.league._home import League
 from arena.league._results import VersionStats
+from arena.league._results import _zero_stats as zero_stats
 from arena.league._submissions import limit_exceeded, submissions_today, take_submission
 from arena.league._uploads import UploadLimits, _spool, unpack_upload
 from flipflop import BotManifest, read_manifest
@@ -86,7 +88,6 @@ BOT_NAME_MAX = 32
 """The longest bot name a submission may make: ``NAME-vNUMBER`` (the name a version plays
 under, :func:`seat_manifest`) must stay within a manifest name's 40 characters."""
 _BOT_NAME = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9_-]{{0,{BOT_NAME_MAX - 1}}}$")
-_MANIFEST_NAME_MAX = 40  # flipflop's rule for bot.toml names (sdk/flipflop/_manifest.py)
 
 PENDING = (
     VersionStatus.UPLOADED,
@@ -343,23 +344,7 @@ def _parent(session: Session, bot_id: int) -> BotVersion | None:
 
 
 def _zero_stats(version_id: int) -> VersionStats:
-    return VersionStats(
-        version_id=version_id,
-        matches=0,
-        first_places=0,
-        place_sum=0.0,
-        place_sq_sum=0.0,
-        score_sum=0.0,
-        score_sq_sum=0.0,
-        adjusted_matches=0,
-        adjusted_sum=0.0,
-        adjusted_sq_sum=0.0,
-        chips_sum=0,
-        net_chips_sum=0,
-        hands_sum=0,
-        faults=0,
-        last_played=None,
-    )
+    return VersionStats(**zero_stats(version_id))
 
 
 def list_versions(session: Session, bot: str) -> list[VersionInfo]:
@@ -397,6 +382,11 @@ def activate_version(session: Session, bot: str, number: int) -> VersionInfo:
         Conflict: the version was rejected or has not finished its validation.
     """
     version = _version(session, bot, number)
+    if version.status is VersionStatus.SUSPENDED:
+        raise Conflict(
+            f"version {number} of {bot!r} was {_first_line(version.reason)}: submit a new"
+            " version, or activate another one"
+        )
     if version.status is VersionStatus.REJECTED:
         raise Conflict(
             f"version {number} of {bot!r} was rejected ({_first_line(version.reason)}):"
@@ -557,16 +547,6 @@ def cached_source(
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return final
-
-
-def seat_name(bot: str, number: int) -> str:
-    """The name version ``number`` of ``bot`` plays under: ``BOT-vNUMBER``.
-
-    Unique in the league, and a valid manifest name (at most 40 characters: a longer bot
-    name, which only a bot made outside :func:`submit_version` can have, is cut).
-    """
-    suffix = f"-v{number}"
-    return bot[: _MANIFEST_NAME_MAX - len(suffix)] + suffix
 
 
 def seat_manifest(league: League, bot: str, number: int, sha256: str) -> BotManifest:

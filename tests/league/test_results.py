@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, select, update
+from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session
 
 from arena._runner import Fault, FaultKind, MatchRecord, SeatReport
@@ -300,6 +300,86 @@ def test_a_void_match_is_finished_but_counts_for_nobody(
     assert [(0, 0), (0, 1), (0, 0)] == [
         (s.matches, s.faults) for s in (session.get_one(VersionStats, v) for v in seats)
     ]
+
+
+def _refused_by(seat: int, k: int = 3) -> dict[str, Any]:
+    """A void record: the bot at ``seat`` never started (it refused StartMatch)."""
+    record = _record(list(range(1, k + 1)), void=True)
+    record["seats"] = [{"seat": s, "bot": f"b{s}", "started": s != seat} for s in range(k)]
+    record["faults"] = [
+        {
+            "seat": seat,
+            "bot": f"b{seat}",
+            "kind": "start",
+            "hand": 0,
+            "detail": "StartMatch failed: INTERNAL: REFUSING",
+            "forfeited": True,
+        }
+    ]
+    return record
+
+
+def test_void_matches_are_charged_to_the_seat_that_never_started_and_suspend_it(
+    session: Session, make_versions: MakeVersions
+) -> None:
+    """Issue 24, finding 1: a version that makes 3 of its latest 10 matches void is suspended.
+
+    The seat that never started is charged (``void_fault``), the others are not; every seat's
+    void matches count as played (``voids``). At the third the version is suspended, its
+    reason says why, and its matches still queued are withdrawn: finished void, unplayed.
+    """
+    bad, *good = make_versions(session, 4)
+    table = [bad, *good[:2]]
+    for _ in range(2):
+        _play(session, table, _refused_by(0))
+    assert VersionStatus.ACTIVE is session.get_one(BotVersion, bad).status
+    queued = enqueue_match(session, [good[2], bad, good[0]], now=NOW)
+    elsewhere = enqueue_match(session, good, now=NOW)
+    third = enqueue_match(session, table, now=NOW)
+    assert claim_match(session, "w1", LEASE, now=NOW, match_id=third) is not None
+    assert record_result(session, third, "w1", _refused_by(0), replay_sha256=None, now=NOW)
+    session.expire_all()
+    version = session.get_one(BotVersion, bad)
+    assert VersionStatus.SUSPENDED is version.status
+    assert version.reason.startswith(
+        "suspended: it made 3 of its latest 10 matches void by never starting (the last, match"
+        f" {third}: StartMatch failed: INTERNAL: REFUSING)"
+    )
+    assert [VersionStatus.ACTIVE] * 3 == [session.get_one(BotVersion, v).status for v in good]
+    faulted = session.execute(
+        select(MatchSeat.version_id, func.count())
+        .where(MatchSeat.void_fault.is_(True))
+        .group_by(MatchSeat.version_id)
+    ).all()
+    assert [(bad, 3)] == faulted
+    assert [3, 3, 3] == [session.get_one(VersionStats, v).voids for v in table]
+    assert session.get(VersionStats, good[2]) is None  # it never sat at a void match
+    withdrawn = session.get_one(Match, queued)
+    assert withdrawn.result is not None
+    assert (MatchStatus.FINISHED, True) == (withdrawn.status, withdrawn.result["void"])
+    assert withdrawn.result["error"].startswith("withdrawn unplayed: a version at its table was")
+    assert MatchStatus.QUEUED is session.get_one(Match, elsewhere).status
+    assert 4 == session.get_one(Counter, "void").value  # 3 played, 1 withdrawn
+
+
+def test_void_matches_spread_over_more_than_the_window_suspend_nobody(
+    session: Session, make_versions: MakeVersions
+) -> None:
+    """Two void matches, then nine counted ones, then one more void: 2 in the latest 10."""
+    bad, *good = make_versions(session, 3)
+    table = [bad, *good]
+    for record in [_refused_by(0)] * 2 + [_record([1, 2, 3])] * 9 + [_refused_by(0)]:
+        _play(session, table, record)
+    assert VersionStatus.ACTIVE is session.get_one(BotVersion, bad).status
+
+
+def test_a_league_fault_charges_nobody(session: Session, make_versions: MakeVersions) -> None:
+    """A void match whose every seat started (the arena's own failure) is charged to no seat."""
+    seats = make_versions(session, 3)
+    for _ in range(4):
+        _play(session, seats, _record([1, 2, 3], void=True))
+    assert [VersionStatus.ACTIVE] * 3 == [session.get_one(BotVersion, v).status for v in seats]
+    assert 0 == session.scalar(select(func.count()).where(MatchSeat.void_fault.is_(True)))
 
 
 def test_a_result_that_does_not_fit_its_match_is_refused(

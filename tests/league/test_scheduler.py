@@ -263,6 +263,27 @@ def test_the_least_played_version_is_seated_next(session: Session) -> None:
         _clear_queue(session)
 
 
+def test_void_matches_count_as_played(session: Session) -> None:
+    """Issue 24, finding 1: a version whose matches all ended void is not "new" for ever.
+
+    It has counted no match but sat in 12 void ones; two versions have 5 counted matches.
+    Before the fix it was still in placement (0 counted) and anchored every group; now it
+    is past placement and the least played anchors instead.
+    """
+    for seed in range(5):
+        versions = _versions(session, 6, counted=[5, 5, 8, 8, 8, 8])
+        voider = _versions(session, 1)[0]
+        session.execute(
+            update(VersionStats).where(VersionStats.version_id == voider).values(voids=12)
+        )
+        ids = schedule(session, rng=random.Random(seed), target_queued=1, now=NOW)
+        (seats,) = _tables(session, ids[:1]).values()
+        assert voider not in seats
+        assert versions[0] in seats or versions[1] in seats
+        session.execute(update(BotVersion).values(status="retired"))
+        _clear_queue(session)
+
+
 def test_near_opponents_are_chosen_more_often_than_far_ones(session: Session) -> None:
     """Around a new version at mu 25: those 1 away meet it most, 6-7 away now and then, 17 least."""
     mus = [25.0, 24.0, 26.0, 31.0, 19.0, 32.0, 18.0, 8.0, 42.0]

@@ -12,10 +12,12 @@ import io
 import json
 import logging
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -27,11 +29,16 @@ from sqlalchemy import case, func, select
 from arena.cli import main
 from arena.cli._serve import PROCESS_SANDBOX_WARNING, serve
 from arena.league import (
+    Bot,
     BotVersion,
     League,
+    Match,
     MatchSeat,
     MatchStatus,
     claim_match,
+    create_user,
+    issue_token,
+    pack_bot,
     unit_of_work,
 )
 from arena.league._metrics import (
@@ -62,6 +69,7 @@ from .test_executor import (
 )
 
 HOUSE = ("random", "greedy", "counter", "random", "greedy")
+BOTS = Path(__file__).resolve().parent / "bots"
 
 # A sample line of the text exposition format: name, optional labels, a number.
 _SAMPLE = re.compile(
@@ -347,6 +355,108 @@ def test_serve_answers_health_and_metrics_and_stops_gracefully_on_sigterm(
         r["message"].startswith("executor ") and r["message"].endswith(" stopped") for r in records
     )
     assert any("match" in r and r.get("outcome") == "finished" for r in records)
+
+
+@pytest.mark.slow
+def test_a_bot_that_goes_bad_after_validation_is_suspended_and_rating_goes_on(
+    league: League, tmp_path: Path, server_log: Path
+) -> None:
+    """Issue 24, finding 1, against a real ``arena league serve``: faults follow their cause.
+
+    ``sleeper`` is submitted over HTTP, passes its validation and plays; then it is armed
+    and refuses StartMatch in every match (a time bomb no validation can see). Its void
+    matches are charged to it: after 3 it is suspended (its reason in the API, the status in
+    /metrics), its queued matches are withdrawn, and the others' matches are counted again.
+    Before the fix it stayed active, "new" for ever, anchored every group, and every match
+    it sat at was void: rating stopped.
+    """
+    add_versions(league, [bundled(name) for name in HOUSE[:4]])
+    with unit_of_work(league.sessions) as session:
+        create_user(session, "mallory")
+        token = issue_token(session, league.key, "mallory").token
+    # Where the bot (another user in the process sandbox) can see it: pytest's tmp_path is 0700.
+    flags = Path(tempfile.mkdtemp(prefix="ffa-arm-"))
+    flags.chmod(0o755)
+    flag = flags / "armed"
+    sleeper = tmp_path / "sleeper"
+    shutil.copytree(BOTS / "sleeper", sleeper, ignore=shutil.ignore_patterns("__pycache__"))
+    (sleeper / "ARM").write_text(str(flag), encoding="utf-8")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    api = httpx.Client(base_url=f"{url}/api/v1", timeout=60)
+    proc = start_server(
+        league.home, port, server_log, "--slots", "2", "--lease", "5", "--hand-cap", "10"
+    )
+    try:
+        wait_healthy(url, proc)
+        made = api.post(
+            "/bots/sleeper/versions",
+            content=pack_bot(sleeper),
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "application/gzip"},
+        )
+        assert 201 == made.status_code, made.text
+
+        def version() -> dict[str, object]:
+            answer: dict[str, object] = api.get("/bots/sleeper/versions/1").json()
+            return answer
+
+        wait_for("sleeper to pass its validation", lambda: version()["status"] == "active")
+        flag.touch()  # from now on it refuses every match
+        wait_for("sleeper to be suspended", lambda: version()["status"] == "suspended")
+        suspended_at = _results_counted(league)
+        wait_for(
+            "5 more counted results after the suspension",
+            lambda: _results_counted(league) >= suspended_at + 5,
+        )
+        metrics = httpx.get(f"{url}/metrics", timeout=60).text
+        mine = api.get(
+            "/bots/sleeper/versions/1", headers={"Authorization": f"Bearer {token}"}
+        ).json()
+    finally:
+        api.close()
+        shutil.rmtree(flags, ignore_errors=True)
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=WAIT_S)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert "suspended" == mine["status"]
+    assert str(mine["reason"]).startswith(
+        "suspended: it made 3 of its latest 10 matches void by never starting"
+    )
+    assert 'arena_league_versions{status="suspended"} 1' in metrics.splitlines()
+    with unit_of_work(league.sessions) as session:
+        sleeper_id = session.scalar(
+            select(BotVersion.id)
+            .join(Bot, Bot.id == BotVersion.bot_id)
+            .where(Bot.name == "sleeper")
+        )
+        reason = session.scalar(select(BotVersion.reason).where(BotVersion.id == sleeper_id))
+        waiting = session.scalar(
+            select(func.count())
+            .select_from(MatchSeat)
+            .join(Match, Match.id == MatchSeat.match_id)
+            .where(MatchSeat.version_id == sleeper_id, Match.status == MatchStatus.QUEUED)
+        )
+        charged = session.scalar(
+            select(func.count())
+            .select_from(MatchSeat)
+            .where(MatchSeat.version_id == sleeper_id, MatchSeat.void_fault.is_(True))
+        )
+    assert reason is not None and reason.startswith(
+        "suspended: it made 3 of its latest 10 matches void by never starting"
+    )
+    assert "ARMED: REFUSING MATCH m" in reason
+    assert 0 == waiting
+    assert 3 <= int(charged or 0)
+    check_counts_and_ratings(league)
+
+
+def _results_counted(league: League) -> int:
+    with unit_of_work(league.sessions) as session:
+        return (session.get(Counter, RESULTS_COUNTER) or Counter(value=0)).value
 
 
 def test_serve_on_a_port_in_use_exits_3_before_playing_anything(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -19,9 +20,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select, update
 
 from arena.league import (
+    Bot,
     BotVersion,
     League,
     StepKind,
@@ -47,7 +49,7 @@ from arena.league._versions import (
     get_version,
     submit_version,
 )
-from arena.sandbox import ProcessSandbox, Sandbox
+from arena.sandbox import ProcessSandbox, Sandbox, SandboxLimits
 from arena.sandbox._docker import DockerSandbox, docker_available
 from flipflop import BotManifest, read_manifest
 
@@ -180,12 +182,19 @@ def test_a_good_bot_passes_every_step_and_becomes_active(
     assert NO_IMAGE == build.detail
     assert check.detail.endswith("OK: no problems found")
     assert check.detail.startswith("bot 'greedy' 1.0.0 (protocol 1.")
-    assert match.detail.startswith(
-        f"played its validation match against {', '.join(HOUSE_BOTS)}: place "
+    # A table of 3 to 5 as the scheduler draws one, the house bots taking turns at the
+    # other seats (issue 24, finding 1: it must look like a rated match).
+    played = re.fullmatch(
+        r"played its validation match against ([a-z, ]+): place [1-5] of ([345])"
+        r" after ([0-9]+) hands",
+        match.detail,
     )
-    assert match.detail.endswith(f" of 4 after {VALIDATION_HANDS} hands")
+    assert played is not None, match.detail
+    size = int(played[2])
+    assert [HOUSE_BOTS[i % 3] for i in range(size - 1)] == played[1].split(", ")
+    assert 1 <= int(played[3]) <= VALIDATION_HANDS  # it may end by survival first
     assert all(s.finished is not None and s.started <= s.finished for s in info.steps)
-    assert "seat 0 greedy-v1 1.0.0: place" in _log(league, info, StepKind.MATCH)
+    assert re.search(r"seat [0-4] greedy-v1 1\.0\.0: place", _log(league, info, StepKind.MATCH))
     assert (None, None) == _lease(league, version_id)
     assert [] == list(workdir.iterdir())  # its scratch space is gone
 
@@ -272,6 +281,41 @@ def test_a_bot_that_fails_conformance_is_rejected_at_check_in_arena_checks_words
     assert (None, None) == _lease(league, version_id)
 
 
+def test_a_bot_that_refuses_rated_matches_is_caught_by_its_validation_match(
+    league: League, sandbox: Sandbox, workdir: Path, tmp_path: Path
+) -> None:
+    """Issue 24, finding 1: the validation match looks rated, so a rated-only refuser fails it.
+
+    ``ratedrefuser`` refuses StartMatch in any match that looks rated: an id ``m<number>``,
+    no house-bot or checker names at the table, a league's hand cap, not seat 0 of four. It
+    passes the conformance check; before the fix it passed the validation match too (id
+    ``validation-…``, the house bots' names, 20 hands, seat 0 of 4) and then made every rated
+    match it was seated at void.
+    """
+    _submit(league, "ratedrefuser", _copy(BOTS / "ratedrefuser", tmp_path))
+    with unit_of_work(league.sessions) as session:  # real versions' names for the table
+        create_user(session, "bob")
+    for i in range(4):
+        submit_version(
+            league, "bob", f"bobbot{i}", pack_bot(_copy(REPO / "bots" / "random", tmp_path, str(i)))
+        )
+    with unit_of_work(league.sessions) as session:
+        session.execute(
+            update(BotVersion)
+            .where(BotVersion.status == VersionStatus.UPLOADED, BotVersion.number == 1)
+            .where(
+                BotVersion.bot_id
+                != select(Bot.id).where(Bot.name == "ratedrefuser").scalar_subquery()
+            )
+            .values(status=VersionStatus.ACTIVE)
+        )
+    assert VersionStatus.REJECTED == _validate(league, sandbox, workdir)
+    info = _version(league, "ratedrefuser")
+    assert [*PASSED_ALL[:2], (StepKind.MATCH, StepOutcome.FAILED)] == _outcomes(info)
+    assert info.reason.startswith("did not start in its validation match: ")
+    assert "REFUSING RATED MATCH m" in _log(league, info, StepKind.MATCH)
+
+
 def test_a_bot_that_crashes_in_its_validation_match_is_rejected_at_match(
     league: League, sandbox: Sandbox, workdir: Path, tmp_path: Path
 ) -> None:
@@ -284,10 +328,14 @@ def test_a_bot_that_crashes_in_its_validation_match_is_rejected_at_match(
     assert info.reason == detail
     assert detail.startswith("crashed in its validation match: ")
     assert "exit code 3" in detail
-    assert detail.endswith("(hand 1)")
+    # At its first decision: in hand 1, or later if its seat had no turn before a hand ended
+    # (its seat is drawn, as a rated match's is).
+    crashed = re.search(r"\(hand ([0-9]+)\)$", detail)
+    assert crashed is not None, detail
     log = _log(league, info, StepKind.MATCH)
+    assert re.search(rf"fault: seat [0-4] matchcrash-v1, hand {crashed[1]}, crash: ", log)
     assert "CRASHING IN A REAL MATCH" in log
-    assert "seat 0 matchcrash-v1 1.0.0:" in log and ", forfeited" in log
+    assert re.search(r"seat [0-4] matchcrash-v1 1\.0\.0:", log) and ", forfeited" in log
 
 
 def test_a_bot_that_never_starts_is_rejected_at_check(
@@ -310,13 +358,22 @@ def test_a_bot_that_never_starts_is_rejected_at_check(
 def test_a_bot_asking_for_more_than_the_league_allows_is_rejected_at_build(
     league: League, sandbox: Sandbox, workdir: Path, tmp_path: Path
 ) -> None:
-    """memory_mb beyond the sandbox's cap: the build step fails, in the sandbox's words."""
-    _submit(league, "greedy", _copy(REPO / "bots" / "greedy", tmp_path, memory_mb="4096"))
-    assert VersionStatus.REJECTED == _validate(league, sandbox, workdir)
+    """memory_mb beyond the sandbox's cap: the build step fails, in the sandbox's words.
+
+    The upload takes what the arena's default caps allow (1024 MB); this league's validator
+    runs a sandbox with a lower cap (an upload past the default is refused at upload:
+    ``tests/league/test_api.py``).
+    """
+    _submit(league, "greedy", _copy(REPO / "bots" / "greedy", tmp_path, memory_mb="1024"))
+    strict = ProcessSandbox(SandboxLimits(max_memory_mb=512))
+    try:
+        assert VersionStatus.REJECTED == _validate(league, strict, workdir)
+    finally:
+        strict.close()
     info = _version(league, "greedy")
     assert [(StepKind.BUILD, StepOutcome.FAILED)] == _outcomes(info)
     assert (
-        "greedy-v1: bot.toml asks for memory_mb = 4096, more than this arena allows (1024 MB);"
+        "greedy-v1: bot.toml asks for memory_mb = 1024, more than this arena allows (512 MB);"
         " ask for at most that"
     ) == info.reason
 
