@@ -32,12 +32,25 @@ published to ``validation.KIND``, which a worker consumes before ``matches.KIND`
 claims it (:func:`claim_version_for_worker`), runs the steps in its own sandbox (the house
 bots are bundled with the arena) and reports each step's start and end, which the league
 writes with the same :class:`~arena.league._validation.LeagueLedger` as a local validator.
+
+A worker is trusted to play, not to judge (issue 24, finding 5):
+
+- it claims only what was published: each message carries a **ticket**, the league's HMAC
+  of the job and its attempt (:func:`job_ticket`), which the claim must present; a match
+  requeued since has another ticket;
+- it gets a source only for a match or validation its claim holds, and stores artifacts
+  (replays, logs) only under a claim it holds, within a cap per claim (``_worker_api.py``);
+- its result is checked by the league's referee (``_referee.py``) against the replay it
+  uploaded, re-dealt from the seed the league holds, before it counts; a validation's match
+  step likewise, and a "passed" whose replay shows the version forfeited is refused.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
+import hmac
 import logging
 import secrets
 import threading
@@ -51,7 +64,15 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from arena._runner import TimeControl
-from arena.league._bots import Bot, BotVersion, StepKind, VersionStatus, seat_names
+from arena.league._bots import (
+    Bot,
+    BotVersion,
+    StepKind,
+    StepOutcome,
+    VersionStatus,
+    seat_name,
+    seat_names,
+)
 from arena.league._db import unit_of_work
 from arena.league._errors import Conflict, LeagueError, NotFound
 from arena.league._executor import (
@@ -63,9 +84,16 @@ from arena.league._executor import (
 )
 from arena.league._home import League
 from arena.league._matches import Match, MatchSeat, MatchStatus, claim_match, renew_lease
+from arena.league._referee import RefereeRefused, check_replay, forfeited_seats, replay_players
 from arena.league._results import record_abandoned, record_result
-from arena.league._validation import LeagueLedger, StepResult, begin_validation
-from arena.league._versions import claim_validation, seat_name, waiting_versions
+from arena.league._validation import (
+    VALIDATION_HANDS,
+    LeagueLedger,
+    StepResult,
+    begin_validation,
+    validation_seed,
+)
+from arena.league._versions import PENDING, claim_validation, waiting_versions
 from flipflop import MatchConfig
 
 __all__ = [
@@ -76,6 +104,9 @@ __all__ = [
     "claim_version_for_worker",
     "end_step_for_worker",
     "fail_for_worker",
+    "holds_job",
+    "job_ticket",
+    "may_fetch_source",
     "record_for_worker",
     "renew_for_worker",
     "renew_validation_for_worker",
@@ -109,10 +140,36 @@ class FleetRules:
 # ---------------------------------------------------------------------- the worker's calls
 
 
+MATCH_JOB = "match"
+VALIDATION_JOB = "version"
+"""The kinds of job a ticket is for (:func:`job_ticket`)."""
+
+
+def job_ticket(key: bytes, kind: str, job: int, attempt: int) -> str:
+    """The ticket a published job's message carries: a claim of it must present it.
+
+    HMAC-SHA256 of the job's kind (:data:`MATCH_JOB`, :data:`VALIDATION_JOB`), its id and
+    its attempt under the league's key: a worker cannot make one for a job it was not sent,
+    and a match put back in the queue (another attempt) has a new one.
+    """
+    message = f"flipflop-arena/ticket/{kind}/{job}/{attempt}".encode()
+    return hmac.new(key, message, hashlib.sha256).hexdigest()[:32]
+
+
+def _check_ticket(key: bytes, kind: str, job: int, attempt: int, ticket: str) -> None:
+    if not hmac.compare_digest(job_ticket(key, kind, job, attempt), ticket):
+        raise Conflict(
+            f"{kind} {job} was not published with this ticket (it may have been played or"
+            " put back in the queue since): a worker claims only the jobs it was sent"
+        )
+
+
 def claim_for_worker(
-    session: Session, match_id: int, worker: str, rules: FleetRules
+    session: Session, match_id: int, worker: str, rules: FleetRules, *, key: bytes, ticket: str
 ) -> dict[str, Any]:
     """Claim the queued match ``match_id`` for ``worker``; what it needs to play it.
+
+    ``ticket`` is the one its message carried (:func:`job_ticket`).
 
     The answer (JSON): ``claim``, the lease owner the worker names in its later calls;
     ``attempt``; ``seed`` (hex, secret: only a worker with a token gets it); ``seats``, each
@@ -121,8 +178,14 @@ def claim_for_worker(
 
     Raises:
         NotFound: no such match.
-        Conflict: the match is not queued (running elsewhere, or finished).
+        Conflict: the match is not queued (running elsewhere, or finished), or the ticket is
+            not the one its message carried.
     """
+    attempts = session.scalar(
+        select(Match.attempts).where(Match.id == match_id, Match.status == MatchStatus.QUEUED)
+    )
+    if attempts is not None:
+        _check_ticket(key, MATCH_JOB, match_id, attempts, ticket)
     claim = f"{worker}/{secrets.token_hex(6)}"
     claimed = claim_match(session, claim, rules.lease, match_id=match_id)
     if claimed is None:
@@ -166,6 +229,56 @@ def _own(worker: str, claim: str, match_id: int) -> None:
         raise Conflict(f"{worker} does not hold match {match_id}")
 
 
+def holds_job(session: Session, worker: str, claim: str) -> int | None:
+    """How many seats the job ``claim`` (one of ``worker``'s) holds; None: nothing.
+
+    A running match's seats, or 1 for a validation under way; None when the claim holds
+    nothing (made up, lost or ended).
+    """
+    if not claim.startswith(worker + "/"):
+        return None
+    match_id = session.scalar(
+        select(Match.id).where(Match.lease_owner == claim, Match.status == MatchStatus.RUNNING)
+    )
+    if match_id is not None:
+        return len(seat_names(session, match_id))
+    validating = session.scalar(
+        select(BotVersion.id).where(BotVersion.lease_owner == claim, BotVersion.status.in_(PENDING))
+    )
+    return None if validating is None else 1
+
+
+def may_fetch_source(session: Session, worker: str, claim: str, sha256: str) -> bool:
+    """Whether the job ``claim`` (one of ``worker``'s) plays or validates the source ``sha256``.
+
+    A worker gets the sources of the matches and validations it holds, no others (issue 24,
+    finding 5: a worker's token once downloaded any version's source).
+    """
+    if not claim.startswith(worker + "/"):
+        return False
+    in_match = session.scalar(
+        select(Match.id)
+        .join(MatchSeat, MatchSeat.match_id == Match.id)
+        .join(BotVersion, BotVersion.id == MatchSeat.version_id)
+        .where(
+            Match.lease_owner == claim,
+            Match.status == MatchStatus.RUNNING,
+            BotVersion.source_sha256 == sha256,
+        )
+        .limit(1)
+    )
+    if in_match is not None:
+        return True
+    validating = session.scalar(
+        select(BotVersion.id).where(
+            BotVersion.lease_owner == claim,
+            BotVersion.status.in_(PENDING),
+            BotVersion.source_sha256 == sha256,
+        )
+    )
+    return validating is not None
+
+
 def renew_for_worker(
     session: Session, match_id: int, worker: str, claim: str, rules: FleetRules
 ) -> None:
@@ -189,12 +302,18 @@ def record_for_worker(
     *,
     replay_sha256: str,
     logs_sha256: Sequence[str | None],
+    rules: FleetRules,
 ) -> None:
     """Count the result a worker posts, exactly as a local one (``record_result``).
+
+    First the referee checks the replay against the match's seed, its seats and the
+    league's rules, and the record against the replay (``_referee.check_replay``).
 
     Raises:
         LeagueError: the replay or a log is not in the artifact store (upload them first),
             or the record does not fit the match.
+        RefereeRefused: the engine does not confirm the replay, or the record is not the
+            replay's.
         Conflict: the claim no longer holds the match (it was requeued, or the result was
             counted already): nothing is written.
     """
@@ -202,6 +321,19 @@ def record_for_worker(
     for digest in (replay_sha256, *logs_sha256):
         if digest is not None and not league.artifacts.exists(digest):
             raise LeagueError(f"artifact {digest} is not in the league's store: upload it first")
+    row = session.execute(
+        select(Match.seed, Match.status, Match.lease_owner).where(Match.id == match_id)
+    ).one_or_none()
+    if row is None or row.status is not MatchStatus.RUNNING or row.lease_owner != claim:
+        raise Conflict(f"{worker} no longer holds match {match_id}: its result is not counted")
+    names = seat_names(session, match_id)
+    check_replay(
+        league.artifacts.get(replay_sha256),
+        row.seed,
+        players=names,
+        config=dataclasses.replace(rules.config, seats=len(names)),
+        record=record,
+    )
     if not record_result(
         session,
         match_id,
@@ -239,9 +371,11 @@ def fail_for_worker(session: Session, match_id: int, worker: str, claim: str, er
 
 
 def claim_version_for_worker(
-    league: League, version_id: int, worker: str, rules: FleetRules
+    league: League, version_id: int, worker: str, rules: FleetRules, *, ticket: str
 ) -> dict[str, Any]:
     """Claim the version ``version_id`` waiting for validation for ``worker``; what it needs.
+
+    ``ticket`` is the one its message carried (:func:`job_ticket`, attempt 0).
 
     The answer (JSON): ``claim``; the version's ``bot``, ``number``, ``name`` (its seat
     name) and source ``sha256``; ``table``, how its validation match looks to the bots
@@ -249,8 +383,9 @@ def claim_version_for_worker(
     ``lease_s``. Its earlier steps are forgotten.
 
     Raises:
-        Conflict: the version is not waiting for a validator.
+        Conflict: the version is not waiting for a validator, or the ticket is not its.
     """
+    _check_ticket(league.key, VALIDATION_JOB, version_id, 0, ticket)
     claim = f"{worker}/{secrets.token_hex(6)}"
     with unit_of_work(league.sessions) as session:
         claimed = claim_validation(session, claim, rules.lease, version_id=version_id)
@@ -302,17 +437,66 @@ def start_step_for_worker(ledger: LeagueLedger, worker: str, kind: StepKind) -> 
 
 
 def end_step_for_worker(
-    ledger: LeagueLedger, worker: str, kind: StepKind, result: StepResult, *, last: bool
+    ledger: LeagueLedger,
+    worker: str,
+    kind: StepKind,
+    result: StepResult,
+    *,
+    last: bool,
+    replay_sha256: str | None = None,
+    rules: FleetRules | None = None,
 ) -> VersionStatus:
     """Record a worker's step ended; the version's status after it.
 
+    A validation match that passed must come with its replay (``replay_sha256``, uploaded
+    first), which the referee checks: dealt from the seed the league derived for this
+    validation, the version at one seat, the league's rules for a validation match, every
+    action legal, and the version not forfeited in it.
+
     Raises:
         Conflict: the claim no longer holds the version.
+        RefereeRefused: a passed match step whose replay the engine does not confirm, or
+            shows the version forfeited.
     """
+    if kind is StepKind.MATCH and result.outcome is StepOutcome.PASSED:
+        _check_validation_match(ledger, replay_sha256, rules or FleetRules())
     after = ledger.end_step(kind, result, last=last)
     _held_or_refused(after is not None, worker, ledger.version_id)
     assert after is not None
     return after
+
+
+def _check_validation_match(
+    ledger: LeagueLedger, replay_sha256: str | None, rules: FleetRules
+) -> None:
+    """Refuse a validation match reported passed that its replay does not bear out."""
+    league = ledger.league
+    if replay_sha256 is None or not league.artifacts.exists(replay_sha256):
+        raise RefereeRefused(
+            "a validation match reported passed needs its replay: upload it, then name it"
+        )
+    data = league.artifacts.get(replay_sha256)
+    with unit_of_work(league.sessions) as session:
+        bot, number = session.execute(
+            select(Bot.name, BotVersion.number)
+            .join(Bot, Bot.id == BotVersion.bot_id)
+            .where(BotVersion.id == ledger.version_id)
+        ).one()
+    own = seat_name(bot, number)
+    players = replay_players(data)
+    if players.count(own) != 1 or not 3 <= len(players) <= 5:
+        raise RefereeRefused(f"the validation match's replay does not seat {own} once")
+    config = dataclasses.replace(
+        rules.config,
+        seats=len(players),
+        hand_cap=min(VALIDATION_HANDS, rules.config.hand_cap or VALIDATION_HANDS),
+    )
+    seed = validation_seed(league.key, f"{ledger.version_id}/{ledger.worker}")
+    check_replay(data, seed, players=None, config=config)
+    if players.index(own) in forfeited_seats(data):
+        raise RefereeRefused(
+            f"the validation match's replay shows {own} forfeited: it did not pass"
+        )
 
 
 def renew_validation_for_worker(ledger: LeagueLedger, worker: str) -> None:
@@ -459,9 +643,10 @@ class CeleryExecutor:
             sent = published.get((task, job, n))
             if sent is not None and time.monotonic() - sent < self.republish_after:
                 continue
+            kind = VALIDATION_JOB if task == VALIDATE else MATCH_JOB
             self.app.send_task(
                 task,
-                args=[job],
+                args=[job, job_ticket(self.league.key, kind, job, n)],
                 queue=queue,
                 retry=True,
                 retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5},

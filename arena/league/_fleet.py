@@ -135,12 +135,12 @@ def fleet_app(broker: str) -> FleetApp:
     )
 
     @app.task(name=PLAY_MATCH, bind=True, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
-    def play_match(task: Any, match_id: int) -> str:
-        return _player(task).play(int(match_id))
+    def play_match(task: Any, match_id: int, ticket: str = "") -> str:
+        return _player(task).play(int(match_id), str(ticket))
 
     @app.task(name=VALIDATE, bind=True, acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
-    def validate(task: Any, version_id: int) -> str:
-        return _player(task).validate(int(version_id))
+    def validate(task: Any, version_id: int, ticket: str = "") -> str:
+        return _player(task).validate(int(version_id), str(ticket))
 
     return app
 
@@ -225,15 +225,18 @@ class FleetPlayer:
             self.limits = UploadLimits(**answer["uploads"])
         return answer
 
-    def play(self, match_id: int) -> str:
+    def play(self, match_id: int, ticket: str = "") -> str:
         """Claim, play and report the match ``match_id``; what came of it.
+
+        ``ticket`` is the one the task's message carried: the league's proof that the match
+        was published (a ladder's matches need none).
 
         ``taken`` (not queued any more: played, or being played, elsewhere), ``finished``,
         ``void``, ``discarded`` (the lease was lost before the result was counted), ``lost``
         (the lease was lost while playing), ``error`` (handed back to the league as a
         failure of the arena's).
         """
-        plan = self._claim(f"/matches/{match_id}/claim")
+        plan = self._claim(f"/matches/{match_id}/claim", ticket)
         if plan is None:
             return "taken"
         scratch = Path(tempfile.mkdtemp(dir=self.workdir, prefix=f"m{match_id}-"))
@@ -242,13 +245,13 @@ class FleetPlayer:
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
 
-    def validate(self, version_id: int) -> str:
+    def validate(self, version_id: int, ticket: str = "") -> str:
         """Claim and validate the version ``version_id``; its status afterwards.
 
         ``taken`` when it is not waiting for validation (validated, or being validated,
-        elsewhere).
+        elsewhere). ``ticket`` is as :meth:`play`'s.
         """
-        job = self._claim(f"/versions/{version_id}/claim")
+        job = self._claim(f"/versions/{version_id}/claim", ticket)
         if job is None:
             return "taken"
         ledger = _LeagueOverHttp(self, version_id, str(job["claim"]), float(job["lease_s"]))
@@ -259,7 +262,7 @@ class FleetPlayer:
             bot=str(job["bot"]),
             number=int(job["number"]),
             sha256=str(job["sha256"]),
-            manifest=lambda: self._manifest(job),
+            manifest=lambda: self._manifest(job, str(job["claim"])),
             table=ValidationTable.from_json(job["table"]),
         )
         logger.info("version %d validated: %s", version_id, status.value)
@@ -277,7 +280,7 @@ class FleetPlayer:
         )
         beat.start()
         try:
-            bots = [self._manifest(seat) for seat in plan["seats"]]
+            bots = [self._manifest(seat, claim) for seat in plan["seats"]]
             record = run_match(
                 str(plan.get("name") or f"m{match_id}"),
                 bytes.fromhex(plan["seed"]),
@@ -290,9 +293,9 @@ class FleetPlayer:
                 clock=TimeControl(**plan["clock"]),
                 cancel=cancel,
             )
-            replay = self._upload((scratch / "replay.jsonl").read_bytes())
+            replay = self._upload((scratch / "replay.jsonl").read_bytes(), claim)
             logs = [
-                self._upload(Path(seat.log).read_bytes())
+                self._upload(Path(seat.log).read_bytes(), claim)
                 if seat.log and Path(seat.log).is_file()
                 else None
                 for seat in record.seats
@@ -322,9 +325,9 @@ class FleetPlayer:
         logger.info("match %d %s in %.2f s", match_id, outcome, record.seconds)
         return outcome
 
-    def _claim(self, path: str) -> dict[str, Any] | None:
-        """Claim a job at ``path``: what the league says it needs; None if it is taken."""
-        response = self.http.post(path)
+    def _claim(self, path: str, ticket: str) -> dict[str, Any] | None:
+        """Claim a job at ``path`` with its ticket: what it needs; None if it is taken."""
+        response = self.http.post(path, json={"ticket": ticket})
         self._refused(response)
         if response.status_code in (404, 409):
             logger.info("%s: %s", path, response.json()["error"])
@@ -333,12 +336,12 @@ class FleetPlayer:
         answer: dict[str, Any] = response.json()
         return answer
 
-    def _manifest(self, seat: dict[str, Any]) -> BotManifest:
-        """A seat's manifest, its source fetched from the league into the cache once."""
+    def _manifest(self, seat: dict[str, Any], claim: str) -> BotManifest:
+        """A seat's manifest, its source fetched (for the job ``claim`` holds) once."""
         sha256 = str(seat["sha256"])
 
         def fetch() -> bytes:
-            response = self.http.get(f"/sources/{sha256}")
+            response = self.http.get(f"/sources/{sha256}", params={"claim": claim})
             self._refused(response)
             response.raise_for_status()
             return response.content
@@ -346,11 +349,12 @@ class FleetPlayer:
         source = cached_source(self.cache, sha256, fetch, self.limits)
         return dataclasses.replace(read_manifest(source), name=str(seat["name"]))
 
-    def _upload(self, data: bytes) -> str:
-        """Put ``data`` in the league's artifact store; its digest."""
+    def _upload(self, data: bytes, claim: str) -> str:
+        """Put ``data`` in the league's artifact store, for the job ``claim`` holds; its digest."""
         digest = hashlib.sha256(data).hexdigest()
         response = self.http.put(
             f"/artifacts/{digest}",
+            params={"claim": claim},
             content=data,
             headers={"Content-Type": "application/octet-stream"},
         )
@@ -413,6 +417,7 @@ class _LeagueOverHttp:
         return True
 
     def end_step(self, kind: StepKind, result: StepResult, *, last: bool) -> VersionStatus | None:
+        replay = self.player._upload(result.replay, self.claim) if result.replay else None
         response = self.player.post(
             f"{self.path}/steps/{kind.value}/end",
             self.claim,
@@ -420,6 +425,7 @@ class _LeagueOverHttp:
             detail=result.detail,
             log=result.log,
             last=last,
+            replay_sha256=replay,
         )
         if response.status_code == 409:
             return None

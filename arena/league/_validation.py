@@ -120,11 +120,14 @@ class StepResult:
         outcome: passed, failed (the version is rejected) or error (the league's fault).
         detail: one sentence (or a few lines) for the version's page.
         log: the step's whole log, kept in the artifact store.
+        replay: the match step's replay (empty for the other steps): a fleet worker uploads
+            it, and the league's referee checks it (``_referee.py``).
     """
 
     outcome: StepOutcome
     detail: str
     log: str
+    replay: bytes = b""
 
 
 @dataclass(frozen=True, slots=True)
@@ -573,7 +576,8 @@ class _Steps:
             clock=table.clock,
             announce=table.config,
         )
-        return _judge(record, table.seat, house_at)
+        judged = _judge(record, table.seat, house_at)
+        return dataclasses.replace(judged, replay=Path(record.replay).read_bytes())
 
     def _manifest(self) -> BotManifest:
         assert self.manifest is not None, "the build step comes first"

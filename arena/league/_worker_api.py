@@ -6,56 +6,80 @@ worker's token opens no user's route (``_api.py`` skips these paths when it read
 token). The routes are thin; the use cases are in ``_dispatch.py``:
 
 - ``GET /me``: the worker's name (a worker checks its token when it starts);
-- ``GET /sources/{sha256}``: a bot version's source archive, by content hash;
-- ``POST /matches/{id}/claim``: claim a queued match; its seed, seats, rules and clock;
+- ``GET /sources/{sha256}?claim=C``: a bot version's source archive, by content hash, for a
+  match or validation the claim ``C`` holds only;
+- ``POST /matches/{id}/claim``: claim a queued match with the ticket its message carried
+  (``{"ticket": …}``); its seed, seats, rules and clock;
 - ``POST /matches/{id}/lease``: renew the claim's lease (409: lost, stop playing);
-- ``PUT /artifacts/{sha256}``: a replay or a seat's log, stored under its hash;
-- ``POST /matches/{id}/result``: the result, counted once (409: not held, not counted);
+- ``PUT /artifacts/{sha256}?claim=C``: a replay or a seat's log, stored under its hash, for a
+  job the claim holds, within :data:`MAX_JOB_ARTIFACTS` and :data:`MAX_JOB_ARTIFACT_BYTES`;
+- ``POST /matches/{id}/result``: the result, checked against its replay by the league's
+  referee, then counted once (409: not held, not counted; 400: the engine disagrees);
 - ``POST /matches/{id}/fail``: a failure of the arena's: requeued, or void at the last try;
-- ``POST /versions/{id}/claim``: claim a version waiting for validation: its source's hash;
+- ``POST /versions/{id}/claim``: claim a version waiting for validation, with its ticket:
+  its source's hash and its validation match's table;
 - ``POST /versions/{id}/lease``: renew the claim's validation lease;
 - ``POST /versions/{id}/steps/{step}/start`` and ``…/end``: a validation step's progress,
-  written as a local validator writes it (409: the claim holds the version no more).
+  written as a local validator writes it (409: the claim holds the version no more); a
+  passed match step names its uploaded replay, which the referee checks.
+
+A worker is trusted to play, not to judge (issue 24, finding 5; ``_dispatch.py``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import threading
+from collections import OrderedDict
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Request
 from pydantic import BaseModel
-from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from arena.league._accounts import bearer_token
 from arena.league._artifacts import check_digest
-from arena.league._bots import BotVersion, StepKind, StepOutcome
-from arena.league._db import unit_of_work
+from arena.league._bots import StepKind, StepOutcome
+from arena.league._db import read_only, unit_of_work
 from arena.league._dispatch import (
     FleetRules,
     claim_for_worker,
     claim_version_for_worker,
     end_step_for_worker,
     fail_for_worker,
+    holds_job,
+    may_fetch_source,
     record_for_worker,
     renew_for_worker,
     renew_validation_for_worker,
     start_step_for_worker,
     validation_ledger,
 )
-from arena.league._errors import LeagueError, NotAuthenticated, NotFound
+from arena.league._errors import Conflict, LeagueError, NotAuthenticated, NotFound
 from arena.league._fleet import WORKER_PREFIX
 from arena.league._home import League
 from arena.league._validation import StepResult
 from arena.league._workers import authenticate_worker
 
-__all__ = ["MAX_ARTIFACT_BYTES", "WORKER_PREFIX", "add_worker_routes"]
+__all__ = [
+    "MAX_ARTIFACT_BYTES",
+    "MAX_JOB_ARTIFACTS",
+    "MAX_JOB_ARTIFACT_BYTES",
+    "WORKER_PREFIX",
+    "add_worker_routes",
+]
 
 MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
 """The largest replay or log a worker may upload."""
+MAX_JOB_ARTIFACTS = 1
+"""Artifacts a job may store beyond one per seat (a match: its replay; a validation: its
+match's replay): a worker stores what its job makes, not whatever bytes it likes."""
+MAX_JOB_ARTIFACT_BYTES = 64 * 1024 * 1024
+"""The most bytes all the artifacts of one job may add to the store."""
+_QUOTAS_KEPT = 10_000
+"""Jobs whose artifact counts are remembered (the oldest are forgotten first)."""
 
 
 def _worker(request: Request) -> str:
@@ -83,13 +107,20 @@ class Failure(Claimed):
     error: str
 
 
+class Ticket(BaseModel):
+    """A claim's proof that the job was published to the claimant: its message's ticket."""
+
+    ticket: str = ""
+
+
 class StepEnd(Claimed):
-    """How a validation step ended, on the worker."""
+    """How a validation step ended, on the worker (a passed match step names its replay)."""
 
     outcome: StepOutcome
     detail: str
     log: str
     last: bool
+    replay_sha256: str | None = None
 
 
 class Result(Claimed):
@@ -116,23 +147,32 @@ def add_worker_routes(app: FastAPI, league: League, rules: FleetRules) -> None:
             "uploads": dataclasses.asdict(league.config.uploads),
         }
 
+    quota = _Quota()
+
     @app.get(f"{WORKER_PREFIX}/sources/{{sha256}}")
-    def worker_source(sha256: str, worker: WorkerName) -> Response:
-        """The source archive of a bot version, by its hash (only versions' sources)."""
+    def worker_source(sha256: str, claim: str, worker: WorkerName) -> Response:
+        """The source archive of a bot version, for a job the claim holds (404 otherwise)."""
         check_digest(sha256)
-        with unit_of_work(league.sessions) as session:
-            known = session.scalar(
-                select(BotVersion.id).where(BotVersion.source_sha256 == sha256).limit(1)
-            )
-        if known is None:
-            raise NotFound(f"no bot version has the source {sha256}")
+        with read_only(league.sessions) as session:
+            allowed = may_fetch_source(session, worker, claim, sha256)
+        if not allowed:
+            raise NotFound(f"no job of this claim plays or validates the source {sha256}")
         return Response(league.artifacts.get(sha256), media_type="application/gzip")
 
     @app.post(f"{WORKER_PREFIX}/matches/{{match_id}}/claim")
-    def worker_claim(match_id: int, worker: WorkerName) -> dict[str, Any]:
-        """Claim a queued match: what it takes to play it (409: not queued)."""
+    def worker_claim(
+        match_id: int, worker: WorkerName, body: Ticket | None = None
+    ) -> dict[str, Any]:
+        """Claim a queued match with its ticket: what it takes to play it (409: not queued)."""
         with unit_of_work(league.sessions) as session:
-            return claim_for_worker(session, match_id, worker, rules)
+            return claim_for_worker(
+                session,
+                match_id,
+                worker,
+                rules,
+                key=league.key,
+                ticket=(body or Ticket()).ticket,
+            )
 
     @app.post(f"{WORKER_PREFIX}/matches/{{match_id}}/lease")
     def worker_lease(match_id: int, body: Claimed, worker: WorkerName) -> dict[str, bool]:
@@ -142,12 +182,27 @@ def add_worker_routes(app: FastAPI, league: League, rules: FleetRules) -> None:
         return {"renewed": True}
 
     @app.put(f"{WORKER_PREFIX}/artifacts/{{sha256}}", status_code=201)
-    async def worker_artifact(sha256: str, request: Request, worker: WorkerName) -> dict[str, str]:
-        """Store a replay or a log under its hash (400 if the bytes are not the hash's)."""
+    async def worker_artifact(
+        sha256: str, claim: str, request: Request, worker: WorkerName
+    ) -> dict[str, str]:
+        """Store a replay or a log of a job the claim holds, within the job's quota.
+
+        400 if the bytes are not the hash's; 409 if the claim holds no job; 413 past the
+        job's quota.
+        """
         check_digest(sha256)
+
+        def seats() -> int | None:
+            with read_only(league.sessions) as session:
+                return holds_job(session, worker, claim)
+
+        held = await run_in_threadpool(seats)
+        if held is None:
+            raise Conflict(f"{worker} holds no job with this claim: it stores nothing")
         data = await _read_upload(request, MAX_ARTIFACT_BYTES)
         if hashlib.sha256(data).hexdigest() != sha256:
             raise LeagueError(f"the bytes sent are not those of {sha256}")
+        quota.take(claim, len(data), held + MAX_JOB_ARTIFACTS)
         await run_in_threadpool(league.artifacts.put, data)
         return {"sha256": sha256}
 
@@ -164,7 +219,9 @@ def add_worker_routes(app: FastAPI, league: League, rules: FleetRules) -> None:
                 body.record,
                 replay_sha256=body.replay_sha256,
                 logs_sha256=body.logs_sha256,
+                rules=rules,
             )
+        quota.forget(body.claim)
         return {"counted": True}
 
     @app.post(f"{WORKER_PREFIX}/matches/{{match_id}}/fail")
@@ -175,9 +232,13 @@ def add_worker_routes(app: FastAPI, league: League, rules: FleetRules) -> None:
         return {"requeued": requeued}
 
     @app.post(f"{WORKER_PREFIX}/versions/{{version_id}}/claim")
-    def worker_claim_version(version_id: int, worker: WorkerName) -> dict[str, Any]:
-        """Claim a version waiting for validation (409: not waiting)."""
-        return claim_version_for_worker(league, version_id, worker, rules)
+    def worker_claim_version(
+        version_id: int, worker: WorkerName, body: Ticket | None = None
+    ) -> dict[str, Any]:
+        """Claim a version waiting for validation, with its ticket (409: not waiting)."""
+        return claim_version_for_worker(
+            league, version_id, worker, rules, ticket=(body or Ticket()).ticket
+        )
 
     @app.post(f"{WORKER_PREFIX}/versions/{{version_id}}/lease")
     def worker_validation_lease(
@@ -204,5 +265,47 @@ def add_worker_routes(app: FastAPI, league: League, rules: FleetRules) -> None:
         """A validation step ended; the version's status after it (409: not held)."""
         ledger = validation_ledger(league, version_id, worker, body.claim, rules)
         result = StepResult(body.outcome, body.detail, body.log)
-        after = end_step_for_worker(ledger, worker, step, result, last=body.last)
+        after = end_step_for_worker(
+            ledger,
+            worker,
+            step,
+            result,
+            last=body.last,
+            replay_sha256=body.replay_sha256,
+            rules=rules,
+        )
         return {"status": after.value}
+
+
+class _Quota:
+    """What each job (by claim) has stored in the artifact store: artifacts and bytes."""
+
+    def __init__(self) -> None:
+        self._used: OrderedDict[str, tuple[int, int]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def take(self, claim: str, size: int, most: int) -> None:
+        """Count one more artifact of ``size`` bytes for ``claim``, or refuse it (413)."""
+        with self._lock:
+            count, total = self._used.pop(claim, (0, 0))
+            if count + 1 > most or total + size > MAX_JOB_ARTIFACT_BYTES:
+                self._used[claim] = (count, total)
+                raise ArtifactQuotaExceeded(
+                    f"this job has stored {count} artifacts ({total} bytes): a job stores at"
+                    f" most {most} (its replay and a log per seat), {MAX_JOB_ARTIFACT_BYTES}"
+                    " bytes in all"
+                )
+            self._used[claim] = (count + 1, total + size)
+            while len(self._used) > _QUOTAS_KEPT:
+                self._used.popitem(last=False)
+
+    def forget(self, claim: str) -> None:
+        """The job ended: its count is no longer needed."""
+        with self._lock:
+            self._used.pop(claim, None)
+
+
+class ArtifactQuotaExceeded(LeagueError):
+    """A job that stored more artifacts, or more bytes, than a job makes (HTTP 413)."""
+
+    status_code = 413

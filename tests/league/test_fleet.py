@@ -21,12 +21,14 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 import redis
 from sqlalchemy import select, update
 
+from arena._runner import TimeControl, run_match
 from arena.league import (
     BotVersion,
     League,
@@ -34,6 +36,7 @@ from arena.league import (
     MatchSeat,
     MatchStatus,
     NotAuthenticated,
+    StepKind,
     StepOutcome,
     UploadLimits,
     ValidationStep,
@@ -47,9 +50,11 @@ from arena.league import (
     unit_of_work,
 )
 from arena.league._api import create_app, serve_in_thread
-from arena.league._dispatch import FleetRules
-from arena.league._fleet import FleetPlayer
+from arena.league._dispatch import MATCH_JOB, VALIDATION_JOB, FleetRules, job_ticket
+from arena.league._fleet import FleetPlayer, _LeagueOverHttp
+from arena.league._validation import StepResult, ValidationTable, run_validation
 from arena.sandbox._docker import docker_available
+from flipflop import MatchConfig, to_jsonable
 from tests.served import arena_command, free_port
 
 from .test_executor import (
@@ -73,6 +78,7 @@ SERVER = ("--slots", "1", "--lease", "3", "--hand-cap", "10", "--republish", "3"
 """Short leases and republishing (a lost worker's match comes back in seconds), short
 matches; one local slot, which validates (no version here waits for validation)."""
 BOTS = ("greedy", "counter", "random", "greedy", "counter", "random")
+REPO_BOTS = Path(__file__).resolve().parent / "bots"
 
 pytestmark = pytest.mark.skipif(
     not Path(REDIS_SERVER).exists(), reason="the fleet's tests need redis-server"
@@ -548,6 +554,59 @@ def served_player(league: League, token: str, tmp_path: Path) -> Iterator[tuple[
             player.close()
 
 
+def ticket(league: League, match_id: int) -> str:
+    """The ticket the league's publisher sends with match ``match_id`` (its next attempt)."""
+    with unit_of_work(league.sessions) as session:
+        attempts = session.scalar(select(Match.attempts).where(Match.id == match_id))
+    return job_ticket(league.key, MATCH_JOB, match_id, int(attempts or 0))
+
+
+@dataclasses.dataclass
+class Played:
+    """A match a worker claimed and played for real, not yet reported."""
+
+    plan: dict[str, Any]
+    replay: bytes
+    record: dict[str, Any]
+
+    def body(self, **changes: Any) -> dict[str, Any]:
+        """The result's body as FleetPlayer posts it (its replay named by hash)."""
+        body = {
+            "claim": self.plan["claim"],
+            "record": self.record,
+            "replay_sha256": hashlib.sha256(self.replay).hexdigest(),
+            "logs_sha256": [None] * len(self.plan["seats"]),
+        }
+        body.update(changes)
+        return body
+
+
+def claim_and_play(
+    league: League, http: httpx.Client, player: FleetPlayer, match_id: int, tmp_path: Path
+) -> Played:
+    """Claim ``match_id`` with its ticket, play it here as a worker does, upload its replay."""
+    plan = http.post(f"/matches/{match_id}/claim", json={"ticket": ticket(league, match_id)})
+    assert 200 == plan.status_code, plan.text
+    claim = plan.json()["claim"]
+    scratch = tmp_path / f"play-{match_id}"
+    record = run_match(
+        f"m{match_id}",
+        bytes.fromhex(plan.json()["seed"]),
+        [player._manifest(seat, claim) for seat in plan.json()["seats"]],
+        MatchConfig(**plan.json()["config"]),
+        sandbox=player.sandbox,
+        workdir=scratch / "w",
+        replay_path=scratch / "replay.jsonl",
+        logs_dir=scratch / "logs",
+        clock=TimeControl(**plan.json()["clock"]),
+    )
+    replay = (scratch / "replay.jsonl").read_bytes()
+    digest = hashlib.sha256(replay).hexdigest()
+    stored = http.put(f"/artifacts/{digest}", params={"claim": claim}, content=replay)
+    assert 201 == stored.status_code, stored.text
+    return Played(plan.json(), replay, to_jsonable(record))
+
+
 def test_a_worker_plays_a_match_over_http_and_a_second_post_is_refused(
     league: League, tmp_path: Path
 ) -> None:
@@ -556,36 +615,195 @@ def test_a_worker_plays_a_match_over_http_and_a_second_post_is_refused(
     first, second, _ = queue_group(league, 3)
     token = worker_token(league, "box1")
     with served_player(league, token, tmp_path) as (url, player):
-        assert "finished" == player.play(first)
-        assert "taken" == player.play(first)  # a message delivered twice
+        assert "finished" == player.play(first, ticket(league, first))
+        assert "taken" == player.play(first, ticket(league, first))  # a message delivered twice
         auth = {"Authorization": f"Bearer {token}"}
         with httpx.Client(base_url=f"{url}/api/v1/worker", headers=auth, timeout=60) as http:
-            plan = http.post(f"/matches/{second}/claim").json()
-            assert [s["name"] for s in plan["seats"]] == [
-                f"{s['bot']}-v{s['number']}" for s in plan["seats"]
+            played = claim_and_play(league, http, player, second, tmp_path)
+            assert [s["name"] for s in played.plan["seats"]] == [
+                f"{s['bot']}-v{s['number']}" for s in played.plan["seats"]
             ]
-            replay = b"{}\n"
-            digest = hashlib.sha256(replay).hexdigest()
-            assert 201 == http.put(f"/artifacts/{digest}", content=replay).status_code
-            body = {
-                "claim": plan["claim"],
-                "record": {
-                    "bots": [s["name"] for s in plan["seats"]],
-                    "placements": [1, 2, 3],
-                    "bankrolls": [300, 0, 0],
-                    "start_bankroll": 100,
-                    "hands": 4,
-                },
-                "replay_sha256": digest,
-                "logs_sha256": [None, None, None],
-            }
-            assert 200 == http.post(f"/matches/{second}/result", json=body).status_code
-            again = http.post(f"/matches/{second}/result", json=body)
+            posted = http.post(f"/matches/{second}/result", json=played.body())
+            assert 200 == posted.status_code, posted.text
+            again = http.post(f"/matches/{second}/result", json=played.body())
             assert 409 == again.status_code, again.text
     rows = {m.id: m for m in matches(league)}
     assert MatchStatus.FINISHED == rows[first].status == rows[second].status
-    assert [1, 2, 3] == rows[second].result["placements"]  # type: ignore[index]
+    assert played.record["placements"] == rows[second].result["placements"]  # type: ignore[index]
     assert 2 == check_counts_and_ratings(league)
+
+
+# ---------------------------------------------------------------------- a stolen worker token
+
+
+def test_a_worker_claims_only_what_was_published_to_it(league: League, tmp_path: Path) -> None:
+    """Issue 24, finding 5: a claim needs its message's ticket; a made-up or stale one is 409.
+
+    Before the fix, a worker's token claimed any queued match by its id, and got its seed.
+    """
+    add_versions(league, [bundled(name) for name in ("greedy", "counter", "random")])
+    first, second, _ = queue_group(league, 3)
+    token = worker_token(league, "box1")
+    with served_player(league, token, tmp_path) as (url, _):
+        auth = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=f"{url}/api/v1/worker", headers=auth, timeout=60) as http:
+            for body in (None, {"ticket": ""}, {"ticket": "0" * 32}):
+                refused = http.post(f"/matches/{first}/claim", json=body)
+                assert 409 == refused.status_code, refused.text
+                assert "was not published with this ticket" in refused.json()["error"]
+                assert "seed" not in refused.text
+            stale = ticket(league, first)
+            assert 200 == http.post(f"/matches/{first}/claim", json={"ticket": stale}).status_code
+            with unit_of_work(league.sessions) as session:  # its lease ran out: requeued
+                session.execute(
+                    update(Match)
+                    .where(Match.id == first)
+                    .values(status=MatchStatus.QUEUED, lease_owner=None, lease_expires=None)
+                )
+            again = http.post(f"/matches/{first}/claim", json={"ticket": stale})
+            assert 409 == again.status_code, again.text
+            fresh = http.post(f"/matches/{first}/claim", json={"ticket": ticket(league, first)})
+            assert 200 == fresh.status_code
+            version = http.post("/versions/1/claim", json={"ticket": "f" * 32})
+            assert 409 == version.status_code
+    assert MatchStatus.QUEUED == {m.id: m for m in matches(league)}[second].status
+
+
+def test_a_worker_gets_sources_and_stores_artifacts_only_for_what_it_holds(
+    league: League, tmp_path: Path
+) -> None:
+    """Issue 24, finding 5: sources of held matches only; artifacts under a held job, capped.
+
+    Before the fix a worker's token downloaded any version's source by its hash and stored
+    any bytes as artifacts.
+    """
+    ids = add_versions(league, [bundled(name) for name in ("greedy", "counter", "random")])
+    [other] = add_versions(league, [slow_bot(tmp_path / "other", 0.0)], active=False)
+    with unit_of_work(league.sessions) as session:
+        secret = session.get_one(BotVersion, other).source_sha256
+        mine = session.get_one(BotVersion, ids[0]).source_sha256
+    first, *_ = queue_group(league, 3)
+    token = worker_token(league, "box1")
+    with served_player(league, token, tmp_path) as (url, _):
+        auth = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=f"{url}/api/v1/worker", headers=auth, timeout=60) as http:
+            claim = http.post(
+                f"/matches/{first}/claim", json={"ticket": ticket(league, first)}
+            ).json()["claim"]
+            assert 200 == http.get(f"/sources/{mine}", params={"claim": claim}).status_code
+            for params in ({"claim": claim}, {"claim": "box1/made-up"}):
+                refused = http.get(f"/sources/{secret}", params=params)
+                assert 404 == refused.status_code, refused.text
+            assert 400 == http.get(f"/sources/{secret}").status_code  # no claim at all
+            junk = [os.urandom(1024) for _ in range(5)]
+            for data in junk:
+                digest = hashlib.sha256(data).hexdigest()
+                orphan = http.put(
+                    f"/artifacts/{digest}", params={"claim": "box1/made-up"}, content=data
+                )
+                assert 409 == orphan.status_code, orphan.text
+            answers = [
+                http.put(
+                    f"/artifacts/{hashlib.sha256(d).hexdigest()}",
+                    params={"claim": claim},
+                    content=d,
+                ).status_code
+                for d in junk
+            ]
+            assert [201, 201, 201, 201, 413] == answers  # 3 seats: 3 logs and a replay
+    stored = [p.name for p in (league.artifacts.root / "sha256").rglob("*") if p.is_file()]
+    assert hashlib.sha256(junk[4]).hexdigest() not in stored
+
+
+def test_a_result_the_engine_does_not_confirm_is_refused(league: League, tmp_path: Path) -> None:
+    """Issue 24, finding 5: a result counts only if its replay, re-dealt from the seed, agrees.
+
+    A made-up replay, another match's real replay, a real replay with a place changed in the
+    record: each is refused (400) and nothing is counted; the true result then counts.
+    Before the fix any well-formed result was counted.
+    """
+    add_versions(league, [bundled(name) for name in ("greedy", "counter", "random")])
+    first, second, _ = queue_group(league, 3)
+    token = worker_token(league, "box1")
+    with served_player(league, token, tmp_path) as (url, player):
+        auth = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=f"{url}/api/v1/worker", headers=auth, timeout=60) as http:
+            one = claim_and_play(league, http, player, first, tmp_path)
+            two = claim_and_play(league, http, player, second, tmp_path)
+            fake = b'{"type": "header"}\n'
+            fake_digest = hashlib.sha256(fake).hexdigest()
+            claim = one.plan["claim"]
+            assert (
+                201
+                == http.put(
+                    f"/artifacts/{fake_digest}", params={"claim": claim}, content=fake
+                ).status_code
+            )
+            places = list(one.record["placements"])
+            places[0] = 2 if places[0] == 1 else 1  # seat 0 claims another place
+            swapped = dict(one.record, placements=places)
+            tries = {
+                "made up": one.body(replay_sha256=fake_digest),
+                "another match's": one.body(replay_sha256=hashlib.sha256(two.replay).hexdigest()),
+                "places changed": one.body(record=swapped),
+            }
+            for what, body in tries.items():
+                refused = http.post(f"/matches/{first}/result", json=body)
+                assert 400 == refused.status_code, (what, refused.text)
+            assert MatchStatus.RUNNING == {m.id: m for m in matches(league)}[first].status
+            counted = http.post(f"/matches/{first}/result", json=one.body())
+            assert 200 == counted.status_code, counted.text
+    assert 1 == check_counts_and_ratings(league)
+
+
+class _LyingLedger(_LeagueOverHttp):
+    """A worker's validation ledger that reports every step passed, whatever happened."""
+
+    def end_step(self, kind: StepKind, result: StepResult, *, last: bool) -> VersionStatus | None:
+        lie = dataclasses.replace(result, outcome=StepOutcome.PASSED, detail="all good")
+        return super().end_step(kind, lie, last=last)
+
+
+def test_a_validation_reported_passed_is_checked_against_its_replay(
+    league: League, tmp_path: Path
+) -> None:
+    """Issue 24, finding 5: a worker cannot pass a bot that fails: the replay shows it.
+
+    ``illegal`` fails its conformance check and is forfeited in its validation match. A
+    worker that reports every step passed is refused at the match step (400): without a
+    replay, and with the real one, which shows the version forfeited. It stays unvalidated.
+    Before the fix the league took the worker's word, and the bot went active.
+    """
+    add_versions(league, [bundled(name) for name in ("greedy", "counter", "random")])
+    [version_id] = add_versions(league, [REPO_BOTS / "illegal"], active=False)
+    token = worker_token(league, "box1")
+    with served_player(league, token, tmp_path) as (url, player):
+        auth = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=f"{url}/api/v1/worker", headers=auth, timeout=60) as http:
+            ticket_ = job_ticket(league.key, VALIDATION_JOB, version_id, 0)
+            job = http.post(f"/versions/{version_id}/claim", json={"ticket": ticket_}).json()
+            claim = str(job["claim"])
+            path = f"/versions/{version_id}/steps/match"
+            assert 200 == http.post(f"{path}/start", json={"claim": claim}).status_code
+            bare = {"claim": claim, "outcome": "passed", "detail": "", "log": "", "last": True}
+            refused = http.post(f"{path}/end", json=bare)
+            assert 400 == refused.status_code, refused.text
+            assert "needs its replay" in refused.json()["error"]
+            ledger = _LyingLedger(player, version_id, claim, float(job["lease_s"]))
+            with pytest.raises(httpx.HTTPStatusError) as lied:
+                run_validation(
+                    ledger,
+                    player.sandbox,
+                    player.workdir,
+                    bot=str(job["bot"]),
+                    number=int(job["number"]),
+                    sha256=str(job["sha256"]),
+                    manifest=lambda: player._manifest(job, claim),
+                    table=ValidationTable.from_json(job["table"]),
+                )
+    assert 400 == lied.value.response.status_code
+    assert f"shows {job['name']} forfeited: it did not pass" in lied.value.response.json()["error"]
+    assert version_status(league, version_id) is VersionStatus.VALIDATING
 
 
 def test_a_worker_unpacks_sources_with_the_leagues_limits(league: League, tmp_path: Path) -> None:
@@ -604,9 +822,9 @@ def test_a_worker_unpacks_sources_with_the_leagues_limits(league: League, tmp_pa
     add_versions(league, [many, bundled("counter"), bundled("random")], limits=wide)
     first, second, _ = queue_group(league, 3)
     with served_player(league, worker_token(league, "box1"), tmp_path) as (_, player):
-        assert "error" == player.play(first)  # more files than the defaults allow
+        assert "error" == player.play(first, ticket(league, first))  # more files than allowed
         assert wide.max_files == player.hello()["uploads"]["max_files"]
-        assert "finished" == player.play(second)
+        assert "finished" == player.play(second, ticket(league, second))
     rows = {m.id: m for m in matches(league)}
     assert (MatchStatus.QUEUED, 1) == (rows[first].status, rows[first].attempts)
     assert MatchStatus.FINISHED == rows[second].status
