@@ -630,6 +630,7 @@ class DockerSandbox:
                     self._base,
                     self._log,
                     trust_dockerfile=self.trust_dockerfile,
+                    runtime=self.runtime,  # a Go or C++ build runs its author's code too
                 )
             except SandboxError as e:
                 self._images[bot.path] = e
