@@ -27,7 +27,9 @@ network and can ``COPY --from`` any image on the engine, another bot's or the le
   pins (a bot without one is refused), installed on the host by ``npm ci --omit=dev
   --ignore-scripts`` (as user 65534 when the arena is root: no install script, no bot code,
   runs on the host) and cached under ``~/.cache/flipflop-arena/npm`` by the lock's hash. The
-  recipe has no ``RUN`` step.
+  recipe has no ``RUN`` step. npm has the host's network, so the lock may name only tarballs
+  of the registry npm is configured with, pinned by a sha512 integrity (``_npm``, issue 24,
+  finding 6).
 - ``go`` and ``cpp``: a build step, then a recipe without ``RUN``. The build step runs the
   bot's own build files (its ``Makefile``, its Go code), so it runs as a bot does (issue 24,
   finding 7), never as a ``RUN`` of ``docker build`` (which the daemon runs under runc with
@@ -101,6 +103,7 @@ import flipflop
 from arena._errors import SandboxError, SandboxUnavailable
 from arena.sandbox._containers import Runtime as OciRuntime
 from arena.sandbox._containers import host_pids_limit, owner_labels, seccomp_profile
+from arena.sandbox._npm import check_package_lock, configured_registry
 from flipflop import BotManifest
 from flipflop._manifest import Runtime
 
@@ -1406,21 +1409,21 @@ def _node_modules(manifest: BotManifest, log: Log) -> Path:
     (its integrity hashes checked) into a directory cached by the hash of ``package.json`` and
     ``package-lock.json``. ``--ignore-scripts`` because an install script is the bot's code,
     and this runs on the arena's host with its network; as root, npm also runs as user 65534
-    in an empty home, so that it reads no one's ``.npmrc`` and can write nowhere else.
+    in an empty home, so that it reads no one's ``.npmrc`` and can write nowhere else. Both
+    files are checked first (:func:`~arena.sandbox._npm.check_package_lock`, issue 24,
+    finding 6): only tarballs of npm's registry, pinned by a sha512 integrity, cached or not.
 
     Raises:
-        SandboxError: no ``package-lock.json`` or ``package.json``, or npm failed.
+        SandboxError: no ``package-lock.json`` or ``package.json``, one that asks for anything
+            but registry tarballs pinned by integrity, or npm failed.
         SandboxUnavailable: npm is not installed.
     """
+    try:
+        check_package_lock(manifest.path)
+    except SandboxError as e:
+        raise SandboxError(f"{manifest.name}: {e}") from None
     lock = manifest.path / "package-lock.json"
     package = manifest.path / "package.json"
-    for needed in (package, lock):
-        if not needed.is_file():
-            raise SandboxError(
-                f"{manifest.name}: runtime 'node' needs a {needed.name} in the bot directory: "
-                "the arena installs exactly the dependencies package-lock.json pins (npm ci); "
-                "make it with `npm install` and ship it with the bot"
-            )
     digest = hashlib.sha256(package.read_bytes() + b"\0" + lock.read_bytes()).hexdigest()[:24]
     where = cache_dir() / "npm" / f"lock-{digest}"
     done = where / ".complete"
@@ -1441,7 +1444,12 @@ def _node_modules(manifest: BotManifest, log: Log) -> Path:
 
 
 def _npm_ci(npm: str, package: Path, lock: Path, where: Path, name: str) -> None:
-    """Run ``npm ci`` on copies of ``package`` and ``lock``; leave ``where/node_modules``."""
+    """Run ``npm ci`` on copies of ``package`` and ``lock``; leave ``where/node_modules``.
+
+    The registry is npm's own configuration's (``npm config get registry``, in the same
+    environment), named to ``npm ci`` explicitly, and every ``resolved`` URL of the lock must
+    be under it.
+    """
     work = Path(tempfile.mkdtemp(prefix="flipflop-npm-"))
     try:
         shutil.copyfile(package, work / "package.json")
@@ -1457,12 +1465,25 @@ def _npm_ci(npm: str, package: Path, lock: Path, where: Path, name: str) -> None
         for key, value in os.environ.items():  # how this host reaches the registry
             if key.lower() in ("http_proxy", "https_proxy", "no_proxy", "npm_config_registry"):
                 env[key] = value
+        registry = configured_registry(npm, env, work)
+        try:
+            check_package_lock(work, registry=registry)
+        except SandboxError as e:
+            raise SandboxError(f"{name}: {e}") from None
         nobody = os.geteuid() == 0
         if nobody:
             _chown_tree(work, 65534, 65534)
         try:
             r = subprocess.run(
-                [npm, "ci", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund"],
+                [
+                    npm,
+                    "ci",
+                    "--omit=dev",
+                    "--ignore-scripts",
+                    "--no-audit",
+                    "--no-fund",
+                    f"--registry={registry}",
+                ],
                 cwd=work,
                 env=env,
                 stdin=subprocess.DEVNULL,
