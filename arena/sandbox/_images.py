@@ -1448,7 +1448,8 @@ def _npm_ci(npm: str, package: Path, lock: Path, where: Path, name: str) -> None
 
     The registry is npm's own configuration's (``npm config get registry``, in the same
     environment), named to ``npm ci`` explicitly, and every ``resolved`` URL of the lock must
-    be under it.
+    be under it. What npm says goes into the error with the paths of this host left out: it
+    becomes a validation step's detail, which the bot's owner reads (issue 24, finding 14).
     """
     work = Path(tempfile.mkdtemp(prefix="flipflop-npm-"))
     try:
@@ -1496,11 +1497,14 @@ def _npm_ci(npm: str, package: Path, lock: Path, where: Path, name: str) -> None
             )
         except subprocess.TimeoutExpired:
             raise SandboxError(
-                f"{name}: npm ci of {lock} took more than {NPM_TIMEOUT_S:g} s"
+                f"{name}: npm ci of package-lock.json took more than {NPM_TIMEOUT_S:g} s"
             ) from None
         if r.returncode != 0:
-            tail = "\n".join((r.stdout + r.stderr).strip().splitlines()[-6:])
-            raise SandboxError(f"{name}: npm ci of {lock} failed (exit {r.returncode}):\n{tail}")
+            said = (r.stdout + r.stderr).replace(str(work), ".").replace(str(lock.parent), ".")
+            tail = "\n".join(said.strip().splitlines()[-6:])
+            raise SandboxError(
+                f"{name}: npm ci of package-lock.json failed (exit {r.returncode}):\n{tail}"
+            )
         where.mkdir(parents=True)
         modules = work / "node_modules"
         if modules.is_dir():
