@@ -62,6 +62,7 @@ _VERSION = re.compile(r"\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?")
 """A plain semantic version, as npm writes it for a registry package."""
 _NAME = re.compile(r"(?:@[A-Za-z0-9~][A-Za-z0-9._~-]*/)?[A-Za-z0-9~][A-Za-z0-9._~-]*")
 """A package name (lower case for new packages; old ones may have capitals)."""
+_TARBALL_FILE = re.compile(r"\.(?:tgz|tar\.gz|tar)$", re.IGNORECASE)
 _SHA512_BYTES = 64
 _HOW = (
     "a Node.js bot's packages come only from npm's registry, as tarballs pinned by a sha512 "
@@ -317,8 +318,10 @@ def _check_spec(where: str, spec: Any) -> None:
         at = target.find("@", 1)  # past a scope's own '@'
         name, text = (target, "") if at < 0 else (target[:at], target[at + 1 :])
         ok = bool(_NAME.fullmatch(name))
-    # A URL or git+… has ':', a path or github shorthand '/', a folder may be '.' or '..'.
-    if not ok or any(c in text for c in ":/\\") or text.startswith("."):
+    # A URL or git+… has ':', a path or github shorthand '/', a folder may be '.' or '..',
+    # and npm reads a name ending in .tgz, .tar.gz or .tar as a tarball file.
+    local = text.startswith(".") or _TARBALL_FILE.search(text) is not None
+    if not ok or any(c in text for c in ":/\\") or local:
         raise SandboxError(
             f"package.json: {where} is {_show(json.dumps(spec))}, not a version of a registry "
             f"package (a git repository, a path or a URL): {_HOW}"

@@ -154,6 +154,7 @@ REFUSED: list[tuple[str, tuple[dict[str, Any], dict[str, Any]], str]] = [
     ("package.json: github", with_spec("dependencies", "evil/evil#main"), "not a version"),
     ("package.json: a path", with_spec("optionalDependencies", "file:../x"), "not a version"),
     ("package.json: a folder", with_spec("devDependencies", ".."), "not a version"),
+    ("package.json: a tarball file", with_spec("dependencies", "evil-1.0.0.TGZ"), "not a"),
     ("package.json: a URL", with_spec("peerDependencies", "https://x.test/x.tgz"), "not a"),
     ("package.json: an alias to git", with_spec("dependencies", "npm:x@git+ssh://x"), "not a"),
     ("package.json: not a string", with_spec("dependencies", {"x": 1}), "not a version"),
