@@ -1603,7 +1603,8 @@ def _compile(
     Raises:
         SandboxError: the build failed, ran past its time, or made no executable.
     """
-    with tempfile.TemporaryDirectory(prefix="flipflop-build-") as tmp:
+    # What the build left is user 65534's: an arena that is not root may fail to remove it.
+    with tempfile.TemporaryDirectory(prefix="flipflop-build-", ignore_cleanup_errors=True) as tmp:
         work = Path(tmp)
         src, home = work / "src", work / "tmp"
         _copy_tree(manifest.path, src, _bot_ignore(manifest))
@@ -1624,7 +1625,13 @@ def _compile(
             )
         target = context / "built" / step.exe
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(exe, target)
+        try:
+            shutil.copyfile(exe, target)
+        except OSError as e:  # its mode, set by the build, may keep an arena that is not root out
+            raise SandboxError(
+                f"{manifest.name}: the arena cannot read the {step.exe} the build made "
+                f"({e.strerror}); leave it readable"
+            ) from None
         _make_readable(context / "built")
         os.chmod(target, 0o755)
         uid = _small_file(home / "build-uid")
@@ -1632,8 +1639,6 @@ def _compile(
             (uid if uid.isdigit() else "unknown") + "\n", encoding="utf-8"
         )
         os.chmod(context / "build-uid", 0o644)
-        # Its files are user 65534's: as root they go with the directory; otherwise umask 0
-        # (_BUILD_SCRIPT) left them removable, unless the build changed their modes itself.
 
 
 def _give_to_builder(*directories: Path) -> None:
