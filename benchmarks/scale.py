@@ -381,11 +381,11 @@ class _TimedPlayer(FleetPlayer):
             self.seconds += time.perf_counter() - t0
             self.calls += 1
 
-    def _claim(self, path: str) -> dict[str, Any] | None:
-        return self._timed(lambda: super(_TimedPlayer, self)._claim(path))  # type: ignore[no-any-return]
+    def _claim(self, path: str, ticket: str) -> dict[str, Any] | None:
+        return self._timed(lambda: super(_TimedPlayer, self)._claim(path, ticket))  # type: ignore[no-any-return]
 
-    def _upload(self, data: bytes) -> str:
-        return self._timed(lambda: super(_TimedPlayer, self)._upload(data))  # type: ignore[no-any-return]
+    def _upload(self, data: bytes, claim: str) -> str:
+        return self._timed(lambda: super(_TimedPlayer, self)._upload(data, claim))  # type: ignore[no-any-return]
 
     def post(self, path: str, claim: str, **body: Any) -> httpx.Response:
         return self._timed(lambda: super(_TimedPlayer, self).post(path, claim, **body))  # type: ignore[no-any-return]

@@ -19,7 +19,9 @@ regular files itself. In order:
    empty, ``.`` or ``..``, no control characters or backslashes, not seen before; the
    entry count and the total size (from each header, *before* any data is written) must
    stay within ``max_files`` and ``max_unpacked_bytes``;
-4. ``bot.toml`` at the root must be a valid manifest (``flipflop.read_manifest``).
+4. ``bot.toml`` at the root must be a valid manifest (``flipflop.read_manifest``);
+5. a Node.js bot's ``package.json`` and ``package-lock.json`` may name only tarballs of npm's
+   registry pinned by a sha512 ``integrity`` (``arena.sandbox.check_package_lock``).
 
 Anything refused raises :class:`UploadRejected` with one sentence saying why, and leaves
 the destination empty.
@@ -42,8 +44,9 @@ from typing import IO, BinaryIO, cast
 
 from arena._errors import SandboxError
 from arena.league._errors import UploadRejected
-from arena.sandbox import SandboxLimits
+from arena.sandbox import SandboxLimits, check_package_lock
 from flipflop import BotManifest, ManifestError, read_manifest
+from flipflop._manifest import Runtime
 
 __all__ = [
     "SKIPPED_NAMES",
@@ -224,6 +227,7 @@ def unpack_upload(
         try:
             unpacked, files = _extract(spool, destination, limits)
             manifest = _manifest(destination)
+            _check_packages(manifest)
         except BaseException:
             _empty(destination)
             raise
@@ -421,6 +425,19 @@ def _manifest(destination: Path) -> BotManifest:
         root = str(destination.resolve())
         message = str(e).replace(root + os.sep, "").replace(root, "the upload")
         raise UploadRejected(message) from e
+
+
+def _check_packages(manifest: BotManifest) -> None:
+    """A Node.js bot's packages must all be registry tarballs pinned by integrity.
+
+    npm ci runs on the league's hosts, with their network: a lock file may not send it
+    anywhere else (issue 24, finding 6; the rules are ``arena.sandbox._npm``'s).
+    """
+    if manifest.runtime is Runtime.NODE:
+        try:
+            check_package_lock(manifest.path)
+        except SandboxError as e:
+            raise UploadRejected(str(e)) from e
 
 
 def _empty(destination: Path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from arena._errors import SandboxUnavailable
 from arena.sandbox._base import RunningBot, Sandbox, SandboxKind, SandboxLimits, StderrCapture
+from arena.sandbox._npm import check_package_lock
 from arena.sandbox._process import ProcessSandbox
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "SandboxKind",
     "SandboxLimits",
     "StderrCapture",
+    "check_package_lock",
     "choose_sandbox",
 ]
 

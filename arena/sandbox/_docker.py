@@ -31,9 +31,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import functools
 import itertools
-import json
 import os
 import re
 import secrets
@@ -46,8 +44,6 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from enum import Enum
-from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -67,10 +63,17 @@ from arena.sandbox._base import (
     open_socket,
     process_cpu_seconds,
     process_gone,
-    process_start,
     stop_all,
 )
 from arena.sandbox._cgroup import acct_dir_of, usage_ns
+from arena.sandbox._containers import (
+    LABEL,
+    RUNTIMES,
+    Runtime,
+    host_pids_limit,
+    owner_labels,
+    seccomp_profile,
+)
 from arena.sandbox._cpuset import cpuset_text, pinning_for
 from arena.sandbox._images import Log, ensure_base_image, ensure_bot_image, stderr_log
 from flipflop import BotManifest
@@ -88,8 +91,6 @@ __all__ = [
     "seccomp_profile",
 ]
 
-LABEL = "flipflop.arena"
-"""Every container the arena starts carries ``flipflop.arena=1``."""
 SOCKET_DIR = "/run/flipflop"
 """Where a container sees its socket directory."""
 _LISTEN = f"unix:{SOCKET_DIR}/bot.sock"
@@ -107,20 +108,6 @@ _SOCK_DIR_TMPFS = "256k"
 _PRIVATE_PREFIX = "flipflop-sock-"
 """A non-root arena's socket directories are ``<tmp>/flipflop-sock-<random>/s``."""
 
-
-class Runtime(Enum):
-    """The OCI runtime a bot's container runs under (``arena run --runtime``)."""
-
-    RUNC = "runc"
-    """Docker's default: the bot's system calls reach the host's kernel, past the arena's
-    seccomp profile; :data:`MASKED_PATHS` hide what ``/proc`` and ``/sys`` show of the host."""
-    RUNSC = "runsc"
-    """gVisor: a kernel in user space (the Sentry) answers the bot's system calls, so the
-    host's kernel sees only the Sentry's, and ``/proc`` and ``/sys`` are the Sentry's own."""
-
-
-RUNTIMES = ("auto", Runtime.RUNSC.value, Runtime.RUNC.value)
-"""What ``--runtime`` takes: ``auto`` is ``runsc`` when the engine has it, else ``runc``."""
 
 MASKED_PATHS = (
     # Docker's own list, which HostConfig.MaskedPaths replaces rather than extends.
@@ -155,28 +142,6 @@ MASKED_PATHS = (
 )
 """Paths of ``/proc`` and ``/sys`` a container sees empty: files read as empty, directories
 as an empty read-only tmpfs. gVisor shows its own views of these already."""
-
-
-_RUNSC_HOST_PIDS_PER_TASK = 16
-_RUNSC_HOST_PIDS_BASE = 256
-
-
-def host_pids_limit(runtime: Runtime, pids: int) -> int:
-    """The container's pids cgroup limit for a bot allowed ``pids`` processes and threads.
-
-    Under runc the cgroup holds the bot's own processes and threads: it is the limit. Under
-    runsc it holds gVisor's own: the Sentry's threads, the gofer, and with ``--platform=ptrace``
-    a stub process per address space of the bot, with a traced thread in it for each Sentry
-    thread that ran it. Measured on the 2-core test machine: 38 host pids for an idle Python
-    bot, 49 with 64 threads, 375 with 64 processes. There the limit is ``RLIMIT_NPROC``, in
-    gVisor's kernel (:meth:`DockerSandbox._nproc`), and the cgroup is only a backstop for
-    the Sentry, sized so that the bot meets its own limit first on bigger machines too (more
-    Sentry threads, more stub threads per process); a 64-pids cgroup left a Python gRPC bot a
-    handful of forks, refused to gVisor rather than to the bot.
-    """
-    if runtime is Runtime.RUNSC:
-        return _RUNSC_HOST_PIDS_BASE + _RUNSC_HOST_PIDS_PER_TASK * pids
-    return pids
 
 
 def _mount_tmpfs(directory: Path) -> bool:
@@ -215,21 +180,6 @@ def docker_available() -> str | None:
     finally:
         client.close()
     return None
-
-
-@functools.cache
-def seccomp_profile() -> str:
-    """The arena's seccomp profile (``seccomp.json`` beside this module), as Docker takes it.
-
-    Every container gets it instead of Docker's default, which allows ``io_uring`` (issue 15,
-    finding 8). It is a denylist over "allow": every capability is dropped and
-    ``no-new-privileges`` is set, so what the kernel refuses an unprivileged process already
-    needs no rule; it denies the calls a bot never needs whose kernel code an unprivileged
-    process can reach. An allowlist would be tighter, and would break bots in other languages
-    on every new system call their runtimes adopt.
-    """
-    text = resources.files("arena.sandbox").joinpath("seccomp.json").read_text(encoding="utf-8")
-    return json.dumps(json.loads(text), separators=(",", ":"))
 
 
 def choose_runtime(client: Any, asked: str) -> tuple[Runtime, str]:
@@ -680,6 +630,7 @@ class DockerSandbox:
                     self._base,
                     self._log,
                     trust_dockerfile=self.trust_dockerfile,
+                    runtime=self.runtime,  # a Go or C++ build runs its author's code too
                 )
             except SandboxError as e:
                 self._images[bot.path] = e
@@ -695,13 +646,9 @@ class DockerSandbox:
     # ------------------------------------------------------------------ containers
 
     def _labels(self, bot: BotManifest, label: str) -> dict[str, str]:
-        pid = os.getpid()
         return {
-            LABEL: "1",
+            **owner_labels(),
             "flipflop.run": self.run_id,
-            "flipflop.pid": str(pid),
-            "flipflop.pidstart": process_start(pid),
-            "flipflop.host": socket.gethostname(),
             "flipflop.bot": bot.name,
             "flipflop.label": label,
         }

@@ -27,13 +27,21 @@ network and can ``COPY --from`` any image on the engine, another bot's or the le
   pins (a bot without one is refused), installed on the host by ``npm ci --omit=dev
   --ignore-scripts`` (as user 65534 when the arena is root: no install script, no bot code,
   runs on the host) and cached under ``~/.cache/flipflop-arena/npm`` by the lock's hash. The
-  recipe has no ``RUN`` step.
-- ``go`` and ``cpp``: two stages. A builder stage on a root with the toolchain copies the bot's
-  files and builds them as user 65534 (never root: the build runs the bot's own build files),
-  with no network and within the build limits: Go in GOPATH mode against Debian's grpc-go
-  sources, ``CGO_ENABLED=0`` (a static binary); C++ with the bot's ``make`` (gRPC linked
-  statically, only glibc shared). The final stage is the bot base with the bot's files and the
-  one executable ``command[0]`` (owned by root), user 65534, that executable as entry point.
+  recipe has no ``RUN`` step. npm has the host's network, so the lock may name only tarballs
+  of the registry npm is configured with, pinned by a sha512 integrity (``_npm``, issue 24,
+  finding 6).
+- ``go`` and ``cpp``: a build step, then a recipe without ``RUN``. The build step runs the
+  bot's own build files (its ``Makefile``, its Go code), so it runs as a bot does (issue 24,
+  finding 7), never as a ``RUN`` of ``docker build`` (which the daemon runs under runc with
+  Docker's default seccomp profile and no pids limit): a container of the root with the
+  toolchain, under the runtime the bots run under (gVisor's ``runsc`` when the arena uses it),
+  with the arena's seccomp profile, ``no-new-privileges``, no capabilities, user 65534, no
+  network, a read-only root, and the build limits' memory, CPU, pids and time, on a copy of
+  the sources in a host directory mounted at ``/src`` (:func:`_compile`): Go in GOPATH mode
+  against Debian's grpc-go sources, ``CGO_ENABLED=0`` (a static binary); C++ with the bot's
+  ``make`` (gRPC linked statically, only glibc shared). The image is then the bot base with
+  the bot's files and the one executable ``command[0]`` the build left (a regular file, read
+  once the container is gone; owned by root), user 65534, that executable as entry point.
   Build outputs in the bot directory (``node_modules``, the executable, ``gen/``, ``*.o``) are
   neither copied nor hashed: the image is made from the sources.
 
@@ -49,9 +57,11 @@ it (``arena run --trust-dockerfile``, for one's own bots): it is then built with
 
 Every build is bounded (:class:`BuildLimits`, issue 15, finding 3): no network, memory (no
 swap), CPU and wall time (the build runs in a child process that is killed past the limit;
-the daemon then cancels the build and removes its container), and a cap on the image's size
-(a bigger image is removed and refused). Builds of different images run at once: each holds a
-file lock named after its tag in :func:`cache_dir` (the base image has its own).
+the daemon then cancels the build and removes its container; a compiled bot's build
+container is removed past it), a compiled bot's build step's processes and threads, and a
+cap on the image's size (a bigger image is removed and refused). Builds of different images
+run at once: each holds a file lock named after its tag in :func:`cache_dir` (the base image
+has its own).
 
 Each use of a bot image is recorded (``images.json`` in :func:`cache_dir`), so that
 :func:`prune_images` (``arena images prune``) can remove the images not used for a while, the
@@ -62,6 +72,7 @@ dangling ones and the build cache, and never an image the arena did not build.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fcntl
 import hashlib
 import importlib.metadata
@@ -75,6 +86,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -83,10 +95,15 @@ from pathlib import Path
 
 import docker  # type: ignore[import-untyped,unused-ignore]
 import docker.errors  # type: ignore[import-untyped,unused-ignore]
+import requests.exceptions
 from docker.models.images import Image  # type: ignore[import-untyped,unused-ignore]
+from docker.types import LogConfig, Ulimit  # type: ignore[import-untyped,unused-ignore]
 
 import flipflop
 from arena._errors import SandboxError, SandboxUnavailable
+from arena.sandbox._containers import Runtime as OciRuntime
+from arena.sandbox._containers import host_pids_limit, owner_labels, seccomp_profile
+from arena.sandbox._npm import check_package_lock, configured_registry
 from flipflop import BotManifest
 from flipflop._manifest import Runtime
 
@@ -171,31 +188,41 @@ ENV NODE_ENV=production
 USER 65534:65534
 ENTRYPOINT {entrypoint}
 """
-# A compiled bot: its files are built by user 65534 in a builder stage (the build runs the
-# bot's own build files, so never as root), then its files and the one built executable go
-# into a stage on the bot base, owned by root. /etc/flipflop-build-uid says who built it.
-_BUILT_RECIPE = """\
-FROM {builder} AS build
-COPY --chown=65534:65534 bot/ /src/
-WORKDIR /src
-USER 65534:65534
-ENV HOME=/tmp
-RUN id -u > /tmp/build-uid && {build}
-RUN test -f {exe} || {{ echo 'the build made no {exe} (command[0] of bot.toml)'; exit 1; }}
+# A compiled bot: its build step ran in a container of its builder (:func:`_compile`), which
+# left the one executable in built/ and who built it in build-uid; the image gets its files
+# and that executable, owned by root. The first line names the build, so that the tag (a
+# hash of the recipe's text) follows the builder image and the command as well.
+_COMPILED_RECIPE = """\
+# built in {builder} by: {build}
 FROM {base}
 COPY bot/ /bot/
-COPY --from=build --chown=0:0 /src/{exe} /bot/{exe}
-COPY --from=build --chown=0:0 /tmp/build-uid /etc/flipflop-build-uid
+COPY built/ /bot/
+COPY build-uid /etc/flipflop-build-uid
 WORKDIR /bot
 USER 65534:65534
 ENTRYPOINT {entrypoint}
 """
 _GO_BUILD = (
     "GO111MODULE=off GOPATH=/usr/share/gocode GOFLAGS= CGO_ENABLED=0 GOCACHE=/tmp/go-cache "
-    "go build -trimpath -o {exe} ."
+    "GOMAXPROCS={procs} go build -p {procs} -trimpath -o {exe} ."
 )
-"""Go in GOPATH mode against Debian's grpc-go sources: no go.mod, no module proxy."""
+"""Go in GOPATH mode against Debian's grpc-go sources: no go.mod, no module proxy. Go sizes
+its parallelism by the host's CPUs, not the container's quota: ``-p`` and ``GOMAXPROCS`` keep
+its processes and threads well within the build's pids limit on a big machine too."""
+_GO_PROCS = 2
 _CPP_BUILD = "make"
+_BUILD_SCRIPT = "umask 0 && id -u > /tmp/build-uid && {build}"
+"""What the build container runs in ``/src``. ``umask 0``: what the build leaves in its host
+directories stays removable by an arena that is not root (the files are user 65534's)."""
+BUILD_SRC = "/src"
+"""Where a build container sees the copy of the bot's sources it builds (its working
+directory); its ``/tmp``, also its ``HOME``, is a second host directory."""
+_BUILD_GRACE_S = 10
+"""The build container's own deadline (``timeout -s KILL``) comes this much after the arena's:
+if the arena is gone, the build still ends."""
+_ASSEMBLY_MIN_S = 60.0
+"""The least time given to the image's assembly after a build step (it runs no code)."""
+_BUILD_LOG_LINES = 12
 _EXE = re.compile(r"(?:\./)?([A-Za-z0-9_][A-Za-z0-9_.-]*(?:/[A-Za-z0-9_][A-Za-z0-9_.-]*)*)")
 """``command[0]`` of a compiled bot: a relative path of plain names (it is written into the
 recipe, so no space, quote, newline or ``..``)."""
@@ -215,14 +242,20 @@ class BuildLimits:
     Attributes:
         memory_mb: memory of each build step's container, without swap (the run-time limit).
         cpus: CPUs each build step may use (a CFS quota).
-        timeout_s: wall time of the whole build; past it the build is cancelled.
+        timeout_s: wall time of the whole build; past it the build is cancelled. A compiled
+            bot's build step gets all of it, and the image's assembly after it what is left,
+            or :data:`_ASSEMBLY_MIN_S` (it runs no code of the bot).
         image_mb: the largest image accepted, base included; a bigger one is removed.
+        pids: processes and threads of a compiled bot's build step (issue 24, finding 7): its
+            container's pids cgroup under runc; under runsc ``RLIMIT_NPROC`` in gVisor's
+            kernel, the cgroup a backstop (:func:`~arena.sandbox._containers.host_pids_limit`).
     """
 
     memory_mb: int = 512
     cpus: float = 1.0
     timeout_s: float = 600.0
     image_mb: int = 1024
+    pids: int = 256
 
 
 class BaseKind(Enum):
@@ -1126,6 +1159,7 @@ def ensure_bot_image(
     *,
     trust_dockerfile: bool = False,
     limits: BuildLimits | None = None,
+    runtime: OciRuntime | None = None,
 ) -> str:
     """The tag of the image for the bot directory ``manifest.path``, built if missing.
 
@@ -1133,6 +1167,10 @@ def ensure_bot_image(
     docstring). The bot's ``Dockerfile`` is ignored, with one line in ``log`` saying so,
     unless ``trust_dockerfile``: then it is checked (:func:`check_dockerfile`) and built with
     ``--build-arg BASE=<base>``.
+
+    A Go or C++ bot's build step runs its author's code (a ``Makefile``, Go sources): it runs
+    in a container under ``runtime``, confined as a bot is (:func:`_compile`). The image does
+    not depend on the runtime it was built under, so its tag does not either.
 
     An image that declares a volume (``VOLUME`` in its Dockerfile or in what it is built
     ``FROM``) is refused, cached or not: Docker would give every container made from it a
@@ -1145,6 +1183,8 @@ def ensure_bot_image(
         log: where progress goes.
         trust_dockerfile: build the bot's own Dockerfile (for one's own bots only).
         limits: the build's limits; default :class:`BuildLimits`.
+        runtime: the OCI runtime a Go or C++ bot's build step runs under: the one its bots
+            run under; default gVisor's ``runsc`` when the engine has it, else ``runc``.
 
     Raises:
         SandboxError: the build was refused or failed (the message ends with the build's last
@@ -1171,6 +1211,7 @@ def ensure_bot_image(
     ]
     wheels: list[Path] = []
     node_modules: Path | None = None
+    step: _Compile | None = None
     if trusted:
         text = own.read_text(encoding="utf-8")
         try:
@@ -1187,8 +1228,11 @@ def ensure_bot_image(
             # Refused before any root image is made: the lock file is what is installed.
             node_modules = _node_modules(manifest, log)
             inputs.append(f"node-modules={node_modules.parent.name}")
-        recipe = _recipe(manifest, base, roots=_roots(client, manifest, log))
+        roots = _roots(client, manifest, log)
+        recipe = _recipe(manifest, base, roots=roots)
         inputs.append(f"recipe={recipe}")
+        if manifest.runtime in (Runtime.GO, Runtime.CPP):
+            step = _compile_step(manifest, roots)
         requirements = manifest.path / "requirements.txt"
         if manifest.runtime is Runtime.PYTHON and requirements.is_file():
             check_requirements(requirements)
@@ -1201,7 +1245,9 @@ def ensure_bot_image(
     if cached is None:
         with _tag_lock(tag):
             if _image(client, tag) is None:
-                _build_bot(client, manifest, base, tag, recipe, wheels, limits, node_modules)
+                _build_bot(
+                    client, manifest, base, tag, recipe, wheels, limits, node_modules, step, runtime
+                )
                 log(
                     f"built image {tag} for bot {manifest.name} in {time.perf_counter() - t0:.1f} s"
                 )
@@ -1276,15 +1322,35 @@ def _recipe(
             f"{manifest.name}: runtime {manifest.runtime.value!r} has no recipe in this arena; "
             "--trust-dockerfile builds your own Dockerfile"
         )
-    exe = _built_executable(manifest)
-    build = _GO_BUILD.format(exe=exe) if manifest.runtime is Runtime.GO else _CPP_BUILD
-    return _BUILT_RECIPE.format(
-        builder=roots["builder"],
+    step = _compile_step(manifest, roots)
+    return _COMPILED_RECIPE.format(
+        builder=step.builder,
+        build=step.build,
         base=base,
-        build=build,
-        exe=exe,
-        entrypoint=json.dumps([f"/bot/{exe}", *manifest.command[1:]]),
+        entrypoint=json.dumps([f"/bot/{step.exe}", *manifest.command[1:]]),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class _Compile:
+    """A compiled bot's build step: ``build`` run in ``/src`` in a container of ``builder``.
+
+    Attributes:
+        builder: the id of the image with the toolchain (:data:`GO_BUILDER`, :data:`CPP_BUILDER`).
+        build: the shell command that builds the bot.
+        exe: the executable it must leave: ``command[0]``, relative to the bot directory.
+    """
+
+    builder: str
+    build: str
+    exe: str
+
+
+def _compile_step(manifest: BotManifest, roots: dict[str, str]) -> _Compile:
+    exe = _built_executable(manifest)
+    if manifest.runtime is Runtime.GO:
+        return _Compile(roots["builder"], _GO_BUILD.format(procs=_GO_PROCS, exe=exe), exe)
+    return _Compile(roots["builder"], _CPP_BUILD, exe)
 
 
 def _executable(manifest: BotManifest) -> str:
@@ -1343,21 +1409,21 @@ def _node_modules(manifest: BotManifest, log: Log) -> Path:
     (its integrity hashes checked) into a directory cached by the hash of ``package.json`` and
     ``package-lock.json``. ``--ignore-scripts`` because an install script is the bot's code,
     and this runs on the arena's host with its network; as root, npm also runs as user 65534
-    in an empty home, so that it reads no one's ``.npmrc`` and can write nowhere else.
+    in an empty home, so that it reads no one's ``.npmrc`` and can write nowhere else. Both
+    files are checked first (:func:`~arena.sandbox._npm.check_package_lock`, issue 24,
+    finding 6): only tarballs of npm's registry, pinned by a sha512 integrity, cached or not.
 
     Raises:
-        SandboxError: no ``package-lock.json`` or ``package.json``, or npm failed.
+        SandboxError: no ``package-lock.json`` or ``package.json``, one that asks for anything
+            but registry tarballs pinned by integrity, or npm failed.
         SandboxUnavailable: npm is not installed.
     """
+    try:
+        check_package_lock(manifest.path)
+    except SandboxError as e:
+        raise SandboxError(f"{manifest.name}: {e}") from None
     lock = manifest.path / "package-lock.json"
     package = manifest.path / "package.json"
-    for needed in (package, lock):
-        if not needed.is_file():
-            raise SandboxError(
-                f"{manifest.name}: runtime 'node' needs a {needed.name} in the bot directory: "
-                "the arena installs exactly the dependencies package-lock.json pins (npm ci); "
-                "make it with `npm install` and ship it with the bot"
-            )
     digest = hashlib.sha256(package.read_bytes() + b"\0" + lock.read_bytes()).hexdigest()[:24]
     where = cache_dir() / "npm" / f"lock-{digest}"
     done = where / ".complete"
@@ -1378,7 +1444,13 @@ def _node_modules(manifest: BotManifest, log: Log) -> Path:
 
 
 def _npm_ci(npm: str, package: Path, lock: Path, where: Path, name: str) -> None:
-    """Run ``npm ci`` on copies of ``package`` and ``lock``; leave ``where/node_modules``."""
+    """Run ``npm ci`` on copies of ``package`` and ``lock``; leave ``where/node_modules``.
+
+    The registry is npm's own configuration's (``npm config get registry``, in the same
+    environment), named to ``npm ci`` explicitly, and every ``resolved`` URL of the lock must
+    be under it. What npm says goes into the error with the paths of this host left out: it
+    becomes a validation step's detail, which the bot's owner reads (issue 24, finding 14).
+    """
     work = Path(tempfile.mkdtemp(prefix="flipflop-npm-"))
     try:
         shutil.copyfile(package, work / "package.json")
@@ -1394,12 +1466,25 @@ def _npm_ci(npm: str, package: Path, lock: Path, where: Path, name: str) -> None
         for key, value in os.environ.items():  # how this host reaches the registry
             if key.lower() in ("http_proxy", "https_proxy", "no_proxy", "npm_config_registry"):
                 env[key] = value
+        registry = configured_registry(npm, env, work)
+        try:
+            check_package_lock(work, registry=registry)
+        except SandboxError as e:
+            raise SandboxError(f"{name}: {e}") from None
         nobody = os.geteuid() == 0
         if nobody:
             _chown_tree(work, 65534, 65534)
         try:
             r = subprocess.run(
-                [npm, "ci", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund"],
+                [
+                    npm,
+                    "ci",
+                    "--omit=dev",
+                    "--ignore-scripts",
+                    "--no-audit",
+                    "--no-fund",
+                    f"--registry={registry}",
+                ],
                 cwd=work,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -1412,11 +1497,14 @@ def _npm_ci(npm: str, package: Path, lock: Path, where: Path, name: str) -> None
             )
         except subprocess.TimeoutExpired:
             raise SandboxError(
-                f"{name}: npm ci of {lock} took more than {NPM_TIMEOUT_S:g} s"
+                f"{name}: npm ci of package-lock.json took more than {NPM_TIMEOUT_S:g} s"
             ) from None
         if r.returncode != 0:
-            tail = "\n".join((r.stdout + r.stderr).strip().splitlines()[-6:])
-            raise SandboxError(f"{name}: npm ci of {lock} failed (exit {r.returncode}):\n{tail}")
+            said = (r.stdout + r.stderr).replace(str(work), ".").replace(str(lock.parent), ".")
+            tail = "\n".join(said.strip().splitlines()[-6:])
+            raise SandboxError(
+                f"{name}: npm ci of package-lock.json failed (exit {r.returncode}):\n{tail}"
+            )
         where.mkdir(parents=True)
         modules = work / "node_modules"
         if modules.is_dir():
@@ -1446,6 +1534,8 @@ def _build_bot(
     wheels: Sequence[Path],
     limits: BuildLimits,
     node_modules: Path | None = None,
+    step: _Compile | None = None,
+    runtime: OciRuntime | None = None,
 ) -> None:
     labels = {
         "flipflop.bot": manifest.name,
@@ -1468,8 +1558,220 @@ def _build_bot(
             _unpack_wheels(wheels, context / "deps", limits.image_mb * _MB)
         if node_modules is not None:
             _copy_tree(node_modules, context / "node_modules")
+        if step is not None:
+            deadline = time.monotonic() + limits.timeout_s
+            kernel = runtime or _engine_runtime(client)
+            _compile(client, manifest, step, kernel, limits, tag, context)
+            left = max(deadline - time.monotonic(), _ASSEMBLY_MIN_S)
+            limits = dataclasses.replace(limits, timeout_s=left)
         (context / "Dockerfile").write_text(recipe, encoding="utf-8")
         _build(client, context, tag, {}, labels, limits)
+
+
+# ------------------------------------------------------------------ compiled bots' build step
+
+
+def _engine_runtime(client: docker.DockerClient) -> OciRuntime:
+    """The runtime ``--runtime auto`` picks: ``runsc`` (gVisor) when the engine has it."""
+    listed = client.info().get("Runtimes") or {}
+    return OciRuntime.RUNSC if OciRuntime.RUNSC.value in listed else OciRuntime.RUNC
+
+
+def _compile(
+    client: docker.DockerClient,
+    manifest: BotManifest,
+    step: _Compile,
+    runtime: OciRuntime,
+    limits: BuildLimits,
+    tag: str,
+    context: Path,
+) -> None:
+    """Run ``step`` on a copy of the bot's sources; leave its executable in ``context``.
+
+    The build runs its author's code, so it runs as a bot does (issue 24, finding 7), not as
+    a ``RUN`` step of ``docker build``, which the daemon runs under runc with Docker's default
+    seccomp profile and no pids limit whatever runtime the bots run under: a container of
+    ``step.builder`` under ``runtime``, with the arena's seccomp profile,
+    ``no-new-privileges``, no capabilities, user 65534, no network, a read-only root, the
+    memory, CPU, pids and time of ``limits``. It sees two host directories made for it: the
+    copy of the sources at :data:`BUILD_SRC` (its working directory) and its ``/tmp``. The
+    executable is read from them once the container is gone, and only if it is a regular
+    file inside the copy (not a link the build made to a host file). It goes to
+    ``context/built/<exe>``, and who built it (``id -u`` in the container) to
+    ``context/build-uid``.
+
+    Raises:
+        SandboxError: the build failed, ran past its time, or made no executable.
+    """
+    # What the build left is user 65534's: an arena that is not root may fail to remove it.
+    with tempfile.TemporaryDirectory(prefix="flipflop-build-", ignore_cleanup_errors=True) as tmp:
+        work = Path(tmp)
+        src, home = work / "src", work / "tmp"
+        _copy_tree(manifest.path, src, _bot_ignore(manifest))
+        home.mkdir()
+        _give_to_builder(src, home)
+        logs = _run_build(client, manifest, step, runtime, limits, tag, src, home)
+        exe = _built_file(src, step.exe)
+        if exe is None:
+            raise SandboxError(
+                f"{manifest.name}: the build made no {step.exe} (command[0] of bot.toml), or "
+                f"made it something other than a file{_tail(logs)}"
+            )
+        size = exe.stat().st_size
+        if size > limits.image_mb * _MB:
+            raise SandboxError(
+                f"{manifest.name}: the build made a {step.exe} of {size / _MB:.0f} MB, over the "
+                f"{limits.image_mb} MB cap on a bot image"
+            )
+        target = context / "built" / step.exe
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            shutil.copyfile(exe, target)
+        except OSError as e:  # its mode, set by the build, may keep an arena that is not root out
+            raise SandboxError(
+                f"{manifest.name}: the arena cannot read the {step.exe} the build made "
+                f"({e.strerror}); leave it readable"
+            ) from None
+        _make_readable(context / "built")
+        os.chmod(target, 0o755)
+        uid = _small_file(home / "build-uid")
+        (context / "build-uid").write_text(
+            (uid if uid.isdigit() else "unknown") + "\n", encoding="utf-8"
+        )
+        os.chmod(context / "build-uid", 0o644)
+
+
+def _give_to_builder(*directories: Path) -> None:
+    """Make ``directories`` writable by the build container's user 65534."""
+    for root in directories:
+        if os.geteuid() == 0:
+            _chown_tree(root, 65534, 65534)
+            continue
+        for dirpath, _, filenames in os.walk(root):
+            os.chmod(dirpath, 0o777)
+            for name in filenames:
+                path = os.path.join(dirpath, name)
+                if not os.path.islink(path):
+                    os.chmod(path, os.stat(path).st_mode | 0o666)
+
+
+def _run_build(
+    client: docker.DockerClient,
+    manifest: BotManifest,
+    step: _Compile,
+    runtime: OciRuntime,
+    limits: BuildLimits,
+    tag: str,
+    src: Path,
+    home: Path,
+) -> str:
+    """Run the build container to its end, remove it; its last lines of output.
+
+    Raises:
+        SandboxError: it ran past ``limits.timeout_s``, or ended with another status than 0.
+    """
+    memory = f"{limits.memory_mb}m"
+    nproc = [Ulimit(name="nproc", soft=limits.pids, hard=limits.pids)]
+    deadline = int(limits.timeout_s) + _BUILD_GRACE_S  # in the container: ends it if we cannot
+    try:
+        container = client.containers.create(
+            step.builder,
+            command=[
+                "timeout",
+                "-s",
+                "KILL",
+                str(deadline),
+                "/bin/sh",
+                "-c",
+                _BUILD_SCRIPT.format(build=step.build),
+            ],
+            name=f"flipflop-build-{uuid.uuid4().hex[:12]}",
+            user="65534:65534",
+            working_dir=BUILD_SRC,
+            environment={"HOME": "/tmp", "TMPDIR": "/tmp", "LANG": "C.UTF-8"},
+            network_mode="none",
+            read_only=True,
+            ipc_mode="none",
+            cap_drop=["ALL"],
+            runtime=runtime.value,
+            security_opt=["no-new-privileges", f"seccomp={seccomp_profile()}"],
+            mem_limit=memory,
+            memswap_limit=memory,
+            nano_cpus=round(limits.cpus * 1e9),
+            pids_limit=host_pids_limit(runtime, limits.pids),
+            ulimits=[
+                Ulimit(name="core", soft=0, hard=0),
+                # Under runc RLIMIT_NPROC would count every process of user 65534 on the host.
+                *(nproc if runtime is OciRuntime.RUNSC else []),
+            ],
+            volumes={
+                str(src): {"bind": BUILD_SRC, "mode": "rw"},
+                str(home): {"bind": "/tmp", "mode": "rw"},
+            },
+            labels={**owner_labels(), "flipflop.build": tag, "flipflop.bot": manifest.name},
+            log_config=LogConfig(type="json-file", config={"max-size": "1m", "max-file": "1"}),
+        )
+    except docker.errors.DockerException as e:
+        raise SandboxError(f"{manifest.name}: cannot create its build container: {e}") from e
+    try:
+        container.start()
+        try:
+            status = int(container.wait(timeout=limits.timeout_s).get("StatusCode", -1))
+        except (requests.exceptions.Timeout, requests.exceptions.ConnectionError):
+            raise SandboxError(
+                f"{manifest.name}: its build stopped: it ran past the build time limit of "
+                f"{limits.timeout_s:g} s"
+            ) from None
+        logs = bytes(container.logs(stdout=True, stderr=True, tail=_BUILD_LOG_LINES))
+        text = logs.decode("utf-8", "replace")
+        if status != 0:
+            container.reload()
+            why = f"exit {status}"
+            if (container.attrs.get("State") or {}).get("OOMKilled"):
+                why += f", killed: a build may use at most {limits.memory_mb} MB of memory"
+            raise SandboxError(f"{manifest.name}: its build failed ({why}){_tail(text)}")
+        return text
+    except docker.errors.DockerException as e:
+        raise SandboxError(f"{manifest.name}: its build container failed: {e}") from e
+    finally:
+        with contextlib.suppress(docker.errors.DockerException):
+            container.remove(force=True, v=True)
+
+
+def _built_file(src: Path, relative: str) -> Path | None:
+    """``src/relative`` if it is a regular file inside ``src``, no link on the way; else None.
+
+    The build could leave a link to a host file there (``ln -s /etc/shadow bot``); it is
+    read on the host, so nothing is followed.
+    """
+    path = src
+    for part in relative.split("/"):
+        path = path / part
+        try:
+            mode = path.lstat().st_mode
+        except OSError:
+            return None
+        if stat.S_ISLNK(mode):
+            return None
+    return path if stat.S_ISREG(path.lstat().st_mode) else None
+
+
+def _small_file(path: Path, limit: int = 64) -> str:
+    """The first ``limit`` bytes of ``path`` as text, stripped; "" unless a regular file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return ""
+        return fh.read(limit).decode("utf-8", "replace").strip()
+
+
+def _tail(text: str) -> str:
+    """``text``'s last lines, after a colon and a newline; "" for none."""
+    lines = text.strip().splitlines()[-_BUILD_LOG_LINES:]
+    return ":\n" + "\n".join(line[:400] for line in lines) if lines else ""
 
 
 def _refuse_another_start(image: Image, manifest: BotManifest) -> None:

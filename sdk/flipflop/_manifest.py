@@ -68,10 +68,10 @@ class Runtime(Enum):
     """Node.js (Debian's); npm packages from a ``package-lock.json``, installed on the host
     with install scripts off."""
     GO = "go"
-    """Go, built in a builder stage as user 65534 against Debian's packaged gRPC; the image
+    """Go, built in a build container as user 65534 against Debian's packaged gRPC; the image
     holds the binary named by ``command[0]``."""
     CPP = "cpp"
-    """C++ with gRPC, built by the bot's ``make`` in a builder stage as user 65534; the image
+    """C++ with gRPC, built by the bot's ``make`` in a build container as user 65534; the image
     holds the binary named by ``command[0]``."""
 
 

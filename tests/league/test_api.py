@@ -8,6 +8,7 @@ fails when a route of the app has no row in it.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import datetime as dt
 import gzip
@@ -812,6 +813,102 @@ def test_an_archive_as_tarfile_pads_it_is_accepted(world: World, http: httpx.Cli
     tar = _tar({"bot.toml": _GOOD_TOML, "bot.py": _BOT_PY})
     assert 0 == len(tar) % tarfile.RECORDSIZE
     response = _upload(http, world, "other", "padded", gzip.compress(tar))
+    assert 201 == response.status_code, response.text
+
+
+SHA512 = "sha512-" + base64.b64encode(bytes(range(64))).decode()
+"""A well-formed sha512 integrity."""
+
+
+def node_archive(directory: Path, name: str, spec: str, entry: Mapping[str, Any]) -> bytes:
+    """A packed Node.js bot needing ``left-pad`` as ``spec``, its lock's entry ``entry``."""
+    bot = directory / name
+    bot.mkdir()
+    (bot / "bot.toml").write_text(
+        f'name = "{name}"\nruntime = "node"\ncommand = ["node", "bot.js"]\n'
+    )
+    (bot / "bot.js").write_text("require('left-pad');\n")
+    package = {"name": name, "version": "1.0.0", "dependencies": {"left-pad": spec}}
+    lock = {
+        "name": name,
+        "version": "1.0.0",
+        "lockfileVersion": 3,
+        "requires": True,
+        "packages": {"": package, "node_modules/left-pad": dict(entry)},
+    }
+    (bot / "package.json").write_text(json.dumps(package))
+    (bot / "package-lock.json").write_text(json.dumps(lock))
+    return pack_bot(bot)
+
+
+@pytest.mark.parametrize(
+    ("spec", "entry", "reason"),
+    [
+        (
+            "1.3.0",
+            {"version": "1.3.0", "resolved": "git+ssh://git@127.0.0.1/x.git", "integrity": SHA512},
+            "is resolved from git+ssh://git@127.0.0.1/x.git, which is not a registry's https",
+        ),
+        (
+            "1.3.0",
+            {
+                "version": "1.3.0",
+                "resolved": "http://127.0.0.1:9/left-pad/-/left-pad-1.3.0.tgz",
+                "integrity": SHA512,
+            },
+            "is resolved from http://127.0.0.1:9/left-pad/-/left-pad-1.3.0.tgz, which is not",
+        ),
+        (
+            "1.3.0",
+            {"version": "1.3.0"},
+            "package-lock.json: node_modules/left-pad has no integrity",
+        ),
+        (
+            "1.3.0",
+            {"resolved": "../secrets", "link": True},
+            "node_modules/left-pad is a local folder or a link",
+        ),
+        (
+            "github:evil/left-pad",
+            {"version": "1.3.0", "integrity": SHA512},
+            "package.json: dependencies['left-pad'] is \"github:evil/left-pad\", not a version",
+        ),
+    ],
+    ids=["git+ssh", "http", "no integrity", "link", "github"],
+)
+def test_a_lock_file_that_leaves_the_registry_is_400_with_its_slot_back(
+    world: World,
+    http: httpx.Client,
+    tmp_path: Path,
+    spec: str,
+    entry: Mapping[str, Any],
+    reason: str,
+) -> None:
+    """A Node.js bot whose packages do not all come from npm's registry is refused at upload.
+
+    Issue 24, finding 6: npm ci runs on the league's hosts with their network, and followed a
+    lock file's ``resolved`` URL anywhere (git, file, http) or installed a package it could
+    not check (no integrity). The upload is refused with the rule's sentence; no slot is used.
+    """
+    with unit_of_work(world.league.sessions) as session:
+        before = submissions_today(session, "bob")
+    archive = node_archive(tmp_path, "npmbot", spec, entry)
+    response = _upload(http, world, "other", "npmbot", archive)
+    assert 400 == response.status_code, response.text
+    error = response.json()["error"]
+    assert reason in error
+    assert "a Node.js bot's packages come only from npm's registry" in error
+    with unit_of_work(world.league.sessions) as session:
+        assert before == submissions_today(session, "bob")
+    assert 404 == http.get("/api/v1/bots/npmbot").status_code
+
+
+def test_a_node_bot_pinned_to_the_registry_is_accepted(
+    world: World, http: httpx.Client, tmp_path: Path
+) -> None:
+    """The same bot with its package pinned by a sha512 integrity, from the registry: 201."""
+    archive = node_archive(tmp_path, "goodnpm", "1.3.0", {"version": "1.3.0", "integrity": SHA512})
+    response = _upload(http, world, "other", "goodnpm", archive)
     assert 201 == response.status_code, response.text
 
 

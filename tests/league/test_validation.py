@@ -9,8 +9,10 @@ Database tests run on SQLite and PostgreSQL (``conftest.py``).
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import datetime as dt
+import json
 import os
 import re
 import shutil
@@ -476,3 +478,50 @@ def test_a_good_bot_is_validated_in_the_docker_sandbox(tmp_path: Path, workdir: 
         tag = build.split()[1].rstrip(",")
         assert box.client.images.get(tag) is not None
         assert "docker sandbox" in box.isolation
+
+
+@pytest.mark.docker
+def test_a_failed_npm_install_names_no_path_of_the_league(tmp_path: Path, workdir: Path) -> None:
+    """A Node.js bot whose npm ci fails: the build step's detail names no path of this host.
+
+    Issue 24, finding 14: the detail, which the bot's owner reads, said ``npm ci of
+    <league home>/cache/sources/<sha256>/package-lock.json failed``, and npm's own last line
+    named its temporary directory. The lock pins a package the registry does not have, so
+    npm ci fails wherever it runs (without a registry too, after npm's retries).
+    """
+    _require_docker()
+    if shutil.which("npm") is None:
+        if os.environ.get("ARENA_REQUIRE_TOOLCHAINS"):
+            pytest.fail("ARENA_REQUIRE_TOOLCHAINS is set but npm is not installed", pytrace=False)
+        pytest.skip("npm is not installed")
+    bot = tmp_path / "npmfails"
+    bot.mkdir()
+    (bot / "bot.toml").write_text(
+        'name = "npmfails"\nruntime = "node"\ncommand = ["node", "b.js"]\n'
+    )
+    (bot / "b.js").write_text("\n")
+    missing = "flipflop-arena-test-no-such-package"
+    package = {"name": "npmfails", "version": "1.0.0", "dependencies": {missing: "1.0.0"}}
+    integrity = "sha512-" + base64.b64encode(bytes(range(64))).decode()
+    lock = {
+        "name": "npmfails",
+        "version": "1.0.0",
+        "lockfileVersion": 3,
+        "requires": True,
+        "packages": {
+            "": package,
+            f"node_modules/{missing}": {"version": "1.0.0", "integrity": integrity},
+        },
+    }
+    (bot / "package.json").write_text(json.dumps(package))
+    (bot / "package-lock.json").write_text(json.dumps(lock))
+    with _league(tmp_path, "") as league, contextlib.closing(DockerSandbox(log=print)) as box:
+        _submit(league, "npmfails", bot)
+        assert VersionStatus.REJECTED == _validate(league, box, workdir)
+        info = _version(league, "npmfails")
+        assert [(StepKind.BUILD, StepOutcome.FAILED)] == _outcomes(info)
+        detail = info.steps[0].detail
+        assert detail.startswith("npmfails-v1: npm ci of package-lock.json failed (exit "), detail
+        for path in (str(league.home), str(tmp_path), tempfile.gettempdir() + "/flipflop-npm-"):
+            assert path not in detail
+            assert path not in _log(league, info, StepKind.BUILD)

@@ -16,6 +16,7 @@ import tarfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import BinaryIO, cast
 
 import pytest
 from sqlalchemy import Engine, func, select, update
@@ -229,7 +230,9 @@ def test_a_submission_holds_no_transaction_while_its_archive_is_read(
     upload = _HeldUpload(pack_bot(_bot_dir(tmp_path)))
     done: list[object] = []
     submitting = threading.Thread(
-        target=lambda: done.append(submit_version(league, "alice", "greedy", upload, now=NOW))
+        target=lambda: done.append(
+            submit_version(league, "alice", "greedy", cast(BinaryIO, upload), now=NOW)
+        )
     )
     submitting.start()
     try:

@@ -8,9 +8,13 @@ not stall other bots' builds.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import http.server
+import json
+import os
 import shutil
+import socket
 import threading
 import time
 import uuid
@@ -397,6 +401,102 @@ def test_a_node_bot_without_a_lock_file_is_refused(client: Any, base: str, tmp_p
     (bot.path / "package.json").write_text('{"name": "noder", "version": "1.0.0"}\n')
     with pytest.raises(SandboxError, match=r"noder: runtime 'node' needs a package-lock\.json"):
         ensure_bot_image(client, read_manifest(bot.path), base, QUIET)
+
+
+@pytest.fixture
+def listener() -> Iterator[tuple[int, list[str]]]:
+    """A TCP port on the host's loopback that records each connection, then hangs up.
+
+    It stands for whatever a league host reaches that a bot must not (issue 24, finding 6):
+    a plain socket, so a TLS client, an HTTP client and git all show up as a connection.
+    """
+    server = socket.create_server(("127.0.0.1", 0))
+    server.settimeout(0.2)
+    seen: list[str] = []
+    done = threading.Event()
+
+    def accept() -> None:
+        while not done.is_set():
+            try:
+                conn, peer = server.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            seen.append(f"{peer[0]}:{peer[1]}")
+            conn.close()
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1], seen
+    finally:
+        done.set()
+        thread.join(5)
+        server.close()
+
+
+def node_bot(where: Path, resolved: str) -> BotManifest:
+    """A Node.js bot depending on one package, which its lock resolves from ``resolved``."""
+    bot = make_bot(where, "npmbot")
+    toml = bot.path / "bot.toml"
+    toml.write_text(toml.read_text().replace('runtime = "python"', 'runtime = "node"'))
+    spec = {"left-pad": "1.3.0"}
+    package = {"name": "npmbot", "version": "1.0.0", "dependencies": spec}
+    pinned = {
+        "version": "1.3.0",
+        "resolved": resolved,
+        "integrity": "sha512-" + base64.b64encode(bytes(range(64))).decode(),
+    }
+    lock = {
+        "name": "npmbot",
+        "version": "1.0.0",
+        "lockfileVersion": 3,
+        "requires": True,
+        "packages": {"": {**package}, "node_modules/left-pad": pinned},
+    }
+    (bot.path / "package.json").write_text(json.dumps(package))
+    (bot.path / "package-lock.json").write_text(json.dumps(lock))
+    return read_manifest(bot.path)
+
+
+@pytest.mark.parametrize(
+    ("resolved", "refusal"),
+    [
+        ("http://127.0.0.1:{port}/left-pad/-/left-pad-1.3.0.tgz", "not a registry's https tarball"),
+        ("git+http://127.0.0.1:{port}/left-pad.git", "not a registry's https tarball"),
+        (
+            "https://127.0.0.1:{port}/left-pad/-/left-pad-1.3.0.tgz",
+            "is not under this arena's npm registry",
+        ),
+    ],
+    ids=["http", "git+http", "https elsewhere"],
+)
+def test_a_lock_file_cannot_make_npm_reach_the_hosts_network(
+    client: Any,
+    base: str,
+    tmp_path: Path,
+    listener: tuple[int, list[str]],
+    resolved: str,
+    refusal: str,
+) -> None:
+    """A lock resolving a package from the host's loopback: refused, nothing connects there.
+
+    npm ci runs on the host, with its network, and fetched a ``resolved`` URL from anywhere:
+    over http, through git, or over https from a host that is not the registry (this last one
+    passes the upload's check, which cannot know the registry: the build refuses it against
+    ``npm config get registry``).
+    """
+    if shutil.which("npm") is None:
+        if os.environ.get("ARENA_REQUIRE_TOOLCHAINS"):
+            pytest.fail("ARENA_REQUIRE_TOOLCHAINS is set but npm is not installed", pytrace=False)
+        pytest.skip("npm is not installed")
+    port, seen = listener
+    bot = node_bot(tmp_path, resolved.format(port=port))
+    with pytest.raises(SandboxError, match="come only from npm's registry") as caught:
+        ensure_bot_image(client, bot, base, QUIET)
+    assert refusal in str(caught.value)
+    assert [] == seen, "npm connected to the host's loopback"
 
 
 # ------------------------------------------------------------------ arena images prune

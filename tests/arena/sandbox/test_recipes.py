@@ -3,9 +3,11 @@
 Each template is generated as ``arena new-bot`` makes it, its image built from the arena's
 recipe for its runtime (roots made offline with debootstrap, npm packages installed on the
 host), and the conformance check run on it in the Docker sandbox, under each container
-runtime. Also: a compiled bot is built by user 65534, an image's tag follows its lock file and
-sources but not local build outputs, and a bot's ``memory_mb`` is its container's memory
-limit, within the arena's cap (test_images.py refuses a Node.js bot without a lock file).
+runtime. Also: a compiled bot is built by user 65534, in a build container confined as a bot
+is (under each runtime: a hostile Makefile, ``adversaries/buildprobe``), an image's tag follows
+its lock file and sources but not local build outputs, and a bot's ``memory_mb`` is its
+container's memory limit, within the arena's cap (test_images.py refuses a Node.js bot without
+a lock file, and lock files that would make npm leave the registry).
 
 Docker tests skip without an engine (unless ``ARENA_REQUIRE_DOCKER``); the recipes' cases skip
 without debootstrap and root (for a missing root image) or npm, unless
@@ -33,12 +35,13 @@ from arena._runner import wait_serving
 from arena._scaffold import scaffold_bot
 from arena.cli import main
 from arena.sandbox import SandboxLimits
-from arena.sandbox._docker import DockerSandbox
+from arena.sandbox._docker import DockerSandbox, Runtime
 from arena.sandbox._images import (
     CPP_BUILDER,
     GO_BUILDER,
     NODE_IMAGE,
     NODE_ROOT,
+    BuildLimits,
     DebianRoot,
     ensure_bot_image,
     ensure_root,
@@ -46,6 +49,7 @@ from arena.sandbox._images import (
 )
 from flipflop import BotManifest, check_bot, read_manifest
 from tests.arena.sandbox.conftest import (
+    ADVERSARIES,
     QUIET,
     bundled,
     docker_runtimes,
@@ -57,6 +61,10 @@ LANGUAGES = ["node", "go", "cpp"]
 ROOTS: dict[str, DebianRoot] = {"node": NODE_ROOT, "go": GO_BUILDER, "cpp": CPP_BUILDER}
 COMPILED = ["go", "cpp"]
 MB = 1024 * 1024
+BUILD_RUNTIME = Runtime.RUNC
+"""The templates' cold builds run under runc, as docker build ran them: under runsc (gVisor,
+ptrace platform) the Go and C++ templates took 1.2 to 2.4 times as long here. What a build
+container is under each runtime is ``test_a_build_runs_its_makefile_confined_as_a_bot_is``'s."""
 
 pytestmark = [pytest.mark.docker, pytest.mark.timeout(1200)]
 
@@ -123,7 +131,7 @@ def template(
         name = f"t{language}{os.getpid()}"
         bot = read_manifest(scaffold_bot(name, scratch, language))
         t0 = time.perf_counter()
-        tag = ensure_bot_image(client, bot, base, stderr_log)
+        tag = ensure_bot_image(client, bot, base, stderr_log, runtime=BUILD_RUNTIME)
         stderr_log(f"{language} template image built in {time.perf_counter() - t0:.1f} s")
         made.append(tag)
         built[language] = (bot, tag)
@@ -211,7 +219,7 @@ def test_conformance_under_each_runtime(generated: tuple[BotManifest, str], runt
 def test_compiled_bots_are_built_by_user_65534(
     client: Any, compiled: tuple[BotManifest, str]
 ) -> None:
-    """The builder stage ran the build as 65534, and the executable it made is root's."""
+    """The build container ran the build as 65534, and the executable it made is root's."""
     _, tag = compiled
     out = run_in(client, tag, "cat /etc/flipflop-build-uid; stat -c '%u %a' /bot/bot")
     assert ["65534", "0 755"] == out.split("\n")[:2]
@@ -294,7 +302,7 @@ def test_the_tag_follows_the_sources(
     copy = variant(bot, tmp_path / bot.path.name)
     source = copy / ("main.go" if bot.runtime.value == "go" else "bot.cc")
     source.write_text(source.read_text() + "\n// changed\n")
-    changed = ensure_bot_image(client, read_manifest(copy), base, QUIET)
+    changed = ensure_bot_image(client, read_manifest(copy), base, QUIET, runtime=BUILD_RUNTIME)
     made.append(changed)
     assert tag != changed
 
@@ -354,6 +362,79 @@ def test_a_compiled_bot_must_name_its_executable_plainly(
     )
     with pytest.raises(SandboxError, match="is not one"):
         ensure_bot_image(client, read_manifest(bot), base, QUIET)
+
+
+# ------------------------------------------------------------------ a hostile build
+
+
+@pytest.mark.parametrize("runtime", docker_runtimes())
+def test_a_build_runs_its_makefile_confined_as_a_bot_is(
+    client: Any, base: str, tmp_path: Path, made: list[str], runtime: str
+) -> None:
+    """A C++ bot's Makefile runs under the bots' runtime, the arena's profile, a pids limit.
+
+    Issue 24, finding 7: the build step was a ``RUN`` of ``docker build``, which the daemon runs
+    under runc with Docker's default seccomp profile and no pids limit, whatever runtime the
+    bots run under. ``buildprobe``'s Makefile runs a program that writes what it saw into the
+    executable the image gets: its user, ``no_new_privs``, whether ``ptrace`` is allowed (the
+    arena's profile refuses it, Docker's default does not), the kernel's release (gVisor's is
+    not the host's) and how many children it forked before it was refused (at most 1000).
+    """
+    require_runtime(runtime)
+    require_toolchain(client, "cpp")
+    bot = tmp_path / "buildprobe"
+    shutil.copytree(ADVERSARIES / "buildprobe", bot)
+    (bot / "nonce.txt").write_text(f"{runtime} {os.getpid()} {time.time()}\n")  # a cold build
+    box = DockerSandbox(log=QUIET, runtime=runtime)
+    try:
+        tag = box.image_for(read_manifest(bot))
+    finally:
+        box.close()
+    made.append(tag)
+    seen = json.loads(run_in(client, tag, "cat /bot/bot"))
+    assert (65534, 1) == (seen["uid"], seen["no_new_privs"]), seen
+    assert seen["forks"] < BuildLimits().pids and "EAGAIN" == seen["fork_error"], seen
+    if runtime == Runtime.RUNSC.value:
+        assert os.uname().release != seen["release"], "the build reached the host's kernel"
+    else:
+        assert ("2", "EPERM") == (seen["seccomp"], seen["ptrace"]), seen
+
+
+def makefile_bot(where: Path, recipe: str) -> BotManifest:
+    """A C++ bot whose Makefile's one rule for ``bot`` runs ``recipe`` (a shell line)."""
+    where.mkdir()
+    (where / "bot.toml").write_text('name = "makes"\nruntime = "cpp"\ncommand = ["./bot"]\n')
+    (where / "Makefile").write_text(f"bot:\n\t{recipe}\n")
+    (where / "nonce.txt").write_text(f"{os.getpid()} {time.time()}\n")
+    return read_manifest(where)
+
+
+def test_a_build_that_links_its_executable_to_a_host_file_is_refused(
+    client: Any, base: str, tmp_path: Path
+) -> None:
+    """``ln -s /etc/shadow bot``: the build's directory is on the host, where nothing is followed.
+
+    The executable is read from the host's copy of the sources after the build: a link there
+    would be resolved on the host, not in the container.
+    """
+    require_toolchain(client, "cpp")
+    bot = makefile_bot(tmp_path / "linker", "ln -s /etc/shadow bot")
+    with pytest.raises(SandboxError, match=r"the build made no bot \(command\[0\] of bot.toml\)"):
+        ensure_bot_image(client, bot, base, QUIET)
+
+
+def test_a_build_past_its_time_limit_is_stopped_and_removed(
+    client: Any, base: str, tmp_path: Path
+) -> None:
+    """A Makefile that sleeps: stopped at the build's time limit, its container removed."""
+    require_toolchain(client, "cpp")
+    bot = makefile_bot(tmp_path / "sleeper", "sleep 600")
+    t0 = time.monotonic()
+    with pytest.raises(SandboxError, match="ran past the build time limit of 15 s"):
+        ensure_bot_image(client, bot, base, QUIET, limits=BuildLimits(timeout_s=15))
+    assert time.monotonic() - t0 < 300  # stopped, not waited out (600 s)
+    left = client.containers.list(all=True, filters={"label": "flipflop.bot=makes"})
+    assert [] == [c.name for c in left]
 
 
 # ------------------------------------------------------------------ memory_mb
