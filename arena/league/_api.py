@@ -21,9 +21,14 @@ caller: anonymous, another user, the owner, an admin):
   ``/api/v1/worker/`` (``_worker_api.py``), which no user's token opens.
 
 Errors are ``{"error": "one sentence"}`` with the status of the
-:class:`~arena.league.LeagueError` raised (401 no or a bad token, one answer for every bad
-token; 403 a disabled account or not allowed; 404 unknown; 409 not now; 413 too big; 429 the
-daily submission limit).
+:class:`~arena.league.LeagueError` raised (400 malformed, a number past what the database
+holds included; 401 no or a bad token, one answer for every bad token; 403 a disabled
+account or not allowed; 404 unknown; 409 not now; 413 too big; 429 the daily submission
+limit, or too many wrong tokens from one client, with ``Retry-After``).
+
+Before any route runs, the gate (``_gate.py``) bounds every body and checks a worker's
+token; the server bounds its connections (``_connections.py``, :func:`serve_in_thread` and
+``arena league serve`` alike).
 
 A replay is served only once every match of its duplicate group is finished: the group's
 matches share their deals, so a finished rotation's replay would tell the cards of a rotation

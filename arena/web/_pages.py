@@ -13,6 +13,7 @@ send the anonymous to sign in.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 import json
@@ -312,17 +313,18 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
         kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
         if kind != "multipart/form-data":
             return await form_of(request)  # no file can come in any other form
-        parser = CsrfFirst(
-            request.headers,
-            request.stream(),
-            valid=lambda token: valid_csrf(request, site.keys, token),
-            refusal=_CSRF_REFUSED,
-            max_files=1,
-            max_fields=FORM_FIELDS,
-            max_part_size=FORM_FIELD_BYTES,
-        )
         try:
-            form = await parser.parse()
+            async with contextlib.aclosing(request.stream()) as stream:
+                parser = CsrfFirst(
+                    request.headers,
+                    stream,
+                    valid=lambda token: valid_csrf(request, site.keys, token),
+                    refusal=_CSRF_REFUSED,
+                    max_files=1,
+                    max_fields=FORM_FIELDS,
+                    max_part_size=FORM_FIELD_BYTES,
+                )
+                form = await parser.parse()
         except MultiPartException as exc:
             raise LeagueError(f"the form cannot be read: {exc.message}") from exc
         if not valid_csrf(request, site.keys, _field(form, "csrf")):

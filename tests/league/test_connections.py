@@ -270,9 +270,12 @@ class _Crowd:
 
 
 @pytest.fixture
-def league(kind: str, tmp_path: Path) -> Iterator[League]:
-    """A league home with four house bots of four owners, on a database of this kind."""
-    with new_league(kind, tmp_path) as made:
+def league(tmp_path: Path) -> Iterator[League]:
+    """A league home with four house bots of four owners, on SQLite.
+
+    The database plays no part in how connections are handled: one kind is enough.
+    """
+    with new_league("sqlite", tmp_path) as made:
         add_versions(made, [bundled(n) for n in ("random", "greedy", "counter", "random")])
         yield made
 

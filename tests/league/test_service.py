@@ -49,7 +49,7 @@ from arena.league._metrics import (
 from arena.league._results import RESULTS_COUNTER, Counter, VersionStats, recompute_ratings
 from arena.league._service import LeagueService
 from arena.sandbox import Sandbox
-from tests.served import free_port, is_healthy, start_server
+from tests.served import free_port, is_healthy, start_server, stop_server
 
 from .test_executor import (
     LEASE,
@@ -394,12 +394,8 @@ def test_serve_keeps_queries_out_of_its_access_log_and_its_host_from_strangers(
         assert 200 == asked.status_code
         anonymous = httpx.get(f"{url}/api/v1/status", timeout=30).json()["executor"]
         as_admin = httpx.get(f"{url}/api/v1/status", headers=admin, timeout=30).json()["executor"]
-        proc.send_signal(signal.SIGTERM)
-        assert 0 == proc.wait(timeout=WAIT_S)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        stop_server(proc)  # its log's last lines are written as it stops
     host, pid, _ = as_admin["executor"]["worker"].split(":")
     assert (True, str(proc.pid)) == (socket.gethostname().startswith(host), pid)
     assert "worker" not in anonymous["executor"]
