@@ -7,11 +7,15 @@ repository root is on its ``pythonpath`` (``pyproject.toml``).
 
 from __future__ import annotations
 
+import select
 import signal
 import socket
 import subprocess
 import sys
+import time
+from collections.abc import Iterable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -69,3 +73,41 @@ def stop_server(process: subprocess.Popen[bytes]) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+def answer_before_the_end(
+    url: str, head: bytes, parts: Iterable[bytes], *, wait: float = 30.0
+) -> tuple[int | None, int]:
+    """Send a request whose body never ends; the status the server answers, and bytes sent.
+
+    ``head`` is the request line and headers (with ``Transfer-Encoding: chunked``); each of
+    ``parts`` is sent as one chunk, stopping early once the server answers or closes. The
+    body's last chunk is never sent: a server that reads a body whole before it decides
+    never answers, and this returns ``(None, sent)`` after ``wait`` seconds of silence.
+    """
+    split = urlsplit(url)
+    assert split.hostname is not None and split.port is not None
+    sent = 0
+    with socket.create_connection((split.hostname, split.port), timeout=wait) as sock:
+        sock.sendall(head)
+        try:
+            for part in parts:
+                if select.select([sock], [], [], 0)[0]:
+                    break  # it answered (or closed) already
+                sock.sendall(b"%x\r\n%s\r\n" % (len(part), part))
+                sent += len(part)
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            pass  # it stopped reading, or closed: its answer (if any) is waiting
+        received = b""
+        deadline = time.monotonic() + wait
+        while b"\r\n" not in received and time.monotonic() < deadline:
+            try:
+                chunk = sock.recv(65536)
+            except (ConnectionResetError, TimeoutError):
+                break
+            if not chunk:
+                break
+            received += chunk
+    if not received.startswith(b"HTTP/1.1 "):
+        return None, sent
+    return int(received.split()[1]), sent

@@ -36,6 +36,15 @@ from arena.cli._options import (
     runtime_option,
     time_options,
 )
+from arena.league._connections import (
+    ACCEPT_BACKLOG,
+    HEADER_TIMEOUT_S,
+    KEEP_ALIVE_S,
+    MAX_CONNECTIONS,
+    MAX_CONNECTIONS_PER_CLIENT,
+    ConnectionLimits,
+    server_config,
+)
 from arena.league._dispatch import DEFAULT_REPUBLISH, FleetRules
 from arena.league._errors import LeagueError
 from arena.league._executor import DEFAULT_LEASE
@@ -140,6 +149,39 @@ _SIGNALS = (signal.SIGINT, signal.SIGTERM)
     help="With --executor celery: publish a match that is still queued again after this "
     "long (its message may have been lost with the broker).",
 )
+@click.option(
+    "--max-connections",
+    type=click.IntRange(min=1),
+    default=MAX_CONNECTIONS,
+    show_default=True,
+    help="The most HTTP connections held open at once (and never more than half the "
+    "process's descriptor limit, RLIMIT_NOFILE).",
+)
+@click.option(
+    "--max-connections-per-client",
+    type=click.IntRange(min=0),
+    default=MAX_CONNECTIONS_PER_CLIENT,
+    show_default=True,
+    help="The most HTTP connections one client (an IPv4 address, an IPv6 /64) holds; 0 for "
+    "no cap per client (behind a proxy that does not pass on clients' addresses).",
+)
+@click.option(
+    "--header-timeout",
+    type=click.FloatRange(min=0.1),
+    default=HEADER_TIMEOUT_S,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long a request's line and headers may take to arrive before the connection "
+    "is closed.",
+)
+@click.option(
+    "--keep-alive",
+    type=click.IntRange(min=1),
+    default=KEEP_ALIVE_S,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long an idle HTTP connection is kept open between two requests.",
+)
 @log_level_option
 def serve(
     directory: Path | None,
@@ -159,6 +201,10 @@ def serve(
     executor: str,
     broker: str | None,
     republish: float,
+    max_connections: int,
+    max_connections_per_client: int,
+    header_timeout: float,
+    keep_alive: int,
     log_level: str,
 ) -> None:
     """Serve the league in DIRECTORY: its web pages, API, scheduler and matches, at http://HOST:PORT.
@@ -229,11 +275,18 @@ def serve(
         # and --port 0 is told its real port.
         listener = _listen(host, port)
         port = listener.getsockname()[1]
+        limits = ConnectionLimits(
+            max_connections=max_connections,
+            per_client=max_connections_per_client,
+            header_timeout=header_timeout,
+            keep_alive=keep_alive,
+        )
         server = uvicorn.Server(
-            uvicorn.Config(
+            server_config(
                 app,
                 host=host,
                 port=port,
+                limits=limits,
                 log_config=None,
                 timeout_graceful_shutdown=10,
             )
@@ -245,6 +298,14 @@ def serve(
             host,
             port,
             box.isolation if box is not None else f"{fleet_kind}, on the fleet's workers",
+        )
+        logger.info(
+            "HTTP connections: at most %d (%s per client), request heads within %g s, idle"
+            " ones kept %d s",
+            limits.effective_max(),
+            limits.per_client or "no cap",
+            limits.header_timeout,
+            limits.keep_alive,
         )
         with _quiet_signals():
             try:
@@ -269,7 +330,7 @@ def _listen(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
-        sock.listen(2048)
+        sock.listen(ACCEPT_BACKLOG)
     except OSError as e:
         sock.close()
         raise ArenaCliError(f"cannot listen on {host}:{port}: {e.strerror or e}") from e

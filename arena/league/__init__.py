@@ -4,8 +4,9 @@ Also its accounts, bots and their versions, matches, uploads and the artifact st
 
 The database is the single source of truth (``docs/league.md``). Services take a SQLAlchemy
 session, only ``flush()``, and are run inside :func:`unit_of_work`, one transaction per use
-case. This package never imports a web framework: the HTTP API is ``arena.league._api``,
-imported by ``arena league serve`` alone.
+case. This package never imports a web framework: the HTTP API is ``arena.league._api``
+(with its gate, ``_gate``, and its server's connections, ``_connections``), imported by
+``arena league serve`` alone.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import secrets
 from dataclasses import dataclass
 from enum import StrEnum
 
-from sqlalchemy import CHAR, Boolean, Enum, ForeignKey, String, delete, select
+from sqlalchemy import CHAR, Boolean, Enum, ForeignKey, Integer, String, delete, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from arena.league._db import Base, UtcDateTime, enum_values, utcnow
@@ -34,6 +34,7 @@ __all__ = [
     "bearer_token",
     "create_user",
     "disable_user",
+    "end_sessions",
     "find_user",
     "hash_token",
     "issue_token",
@@ -76,6 +77,9 @@ class User(Base):
     )
     disabled: Mapped[bool] = mapped_column(Boolean(), default=False)
     created: Mapped[dt.datetime] = mapped_column(UtcDateTime())
+    # Counts the times the user signed out of the web pages: a session cookie carries the
+    # count it was made under, and is refused once the count moved on.
+    session_epoch: Mapped[int] = mapped_column(Integer(), default=0)
 
 
 class ApiToken(Base):
@@ -101,6 +105,8 @@ class Account:
         role: admin or user.
         disabled: a disabled account cannot authenticate or submit.
         created: when the account was made (UTC).
+        session_epoch: how many times the account signed out of the web pages; its web
+            sessions made before the last sign-out are over (``end_sessions``).
     """
 
     id: int
@@ -108,11 +114,14 @@ class Account:
     role: Role
     disabled: bool
     created: dt.datetime
+    session_epoch: int = 0
 
     @classmethod
     def of(cls, user: User) -> Account:
         """The value of a ``User`` row."""
-        return cls(user.id, user.name, user.role, user.disabled, user.created)
+        return cls(
+            user.id, user.name, user.role, user.disabled, user.created, user.session_epoch or 0
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,6 +278,14 @@ def bearer_token(header: str | None, refused: str) -> str | None:
     if scheme.lower() != "bearer":
         raise NotAuthenticated(refused)
     return token.strip()
+
+
+def end_sessions(session: Session, user_id: int) -> None:
+    """End every web session of the user ``user_id`` (signing out): its epoch moves on."""
+    session.execute(
+        update(User).where(User.id == user_id).values(session_epoch=User.session_epoch + 1)
+    )
+    session.flush()
 
 
 def disable_user(session: Session, name: str, *, disabled: bool = True) -> Account:

@@ -21,9 +21,14 @@ caller: anonymous, another user, the owner, an admin):
   ``/api/v1/worker/`` (``_worker_api.py``), which no user's token opens.
 
 Errors are ``{"error": "one sentence"}`` with the status of the
-:class:`~arena.league.LeagueError` raised (401 no or a bad token, one answer for every bad
-token; 403 a disabled account or not allowed; 404 unknown; 409 not now; 413 too big; 429 the
-daily submission limit).
+:class:`~arena.league.LeagueError` raised (400 malformed, a number past what the database
+holds included; 401 no or a bad token, one answer for every bad token; 403 a disabled
+account or not allowed; 404 unknown; 409 not now; 413 too big; 429 the daily submission
+limit, or too many wrong tokens from one client, with ``Retry-After``).
+
+Before any route runs, the gate (``_gate.py``) bounds every body and checks a worker's
+token; the server bounds its connections (``_connections.py``, :func:`serve_in_thread` and
+``arena league serve`` alike).
 
 A replay is served only once every match of its duplicate group is finished: the group's
 matches share their deals, so a finished rotation's replay would tell the cards of a rotation
@@ -32,6 +37,7 @@ still being played.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
@@ -41,7 +47,7 @@ from contextlib import contextmanager
 from typing import Annotated, Any
 
 import uvicorn
-from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
@@ -52,7 +58,8 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from arena import __version__
 from arena.league._accounts import Account, Role, authenticate, bearer_token
 from arena.league._bots import StepKind, disable_bot
-from arena.league._db import read_only, unit_of_work
+from arena.league._connections import ConnectionLimits, server_config
+from arena.league._db import MAX_INTEGER, MIN_INTEGER, read_only, unit_of_work
 from arena.league._dispatch import FleetRules
 from arena.league._errors import (
     Conflict,
@@ -61,6 +68,14 @@ from arena.league._errors import (
     NotAuthenticated,
     NotFound,
     UploadRejected,
+)
+from arena.league._gate import (
+    MAX_WORKER_JSON_BYTES,
+    BodyLimit,
+    Gate,
+    TokenThrottle,
+    TooManyFailures,
+    address,
 )
 from arena.league._home import League
 from arena.league._matches import Match, MatchStatus
@@ -84,7 +99,12 @@ from arena.league._views import (
     replayable_match,
     version_json,
 )
-from arena.league._worker_api import WORKER_PREFIX, add_worker_routes
+from arena.league._worker_api import (
+    MAX_ARTIFACT_BYTES,
+    WORKER_PREFIX,
+    add_worker_routes,
+    worker_of,
+)
 
 __all__ = [
     "API_PREFIX",
@@ -100,6 +120,9 @@ UPLOAD_TYPES = frozenset({"application/gzip", "application/x-gzip", "application
 """The content types an upload may be sent as (a tar.gz either way)."""
 
 _MAX_MATCHES = 500
+# The status keys that name this server's machine and process (the executor's worker is
+# HOST:PID:RANDOM): an admin's only.
+_PRIVATE = frozenset({"worker"})
 _NOSNIFF = {"X-Content-Type-Options": "nosniff"}
 _BEARER = {"WWW-Authenticate": "Bearer"}
 # What a bot's page adds to each of its versions: how it has done (``VersionSummary``).
@@ -121,18 +144,36 @@ class UnsupportedUpload(UploadRejected):
 
 
 def _caller(request: Request) -> Account | None:
-    """The account of the request's Bearer token; None without an Authorization header."""
+    """The account of the request's Bearer token; None without an Authorization header.
+
+    A client that sent too many wrong tokens is refused (429) before any lookup
+    (``_gate.py``'s :class:`TokenThrottle`).
+    """
     if request.url.path.startswith(WORKER_PREFIX + "/"):
         return None  # a worker's routes read a worker's token (``_worker_api.py``)
-    token = bearer_token(request.headers.get("authorization"), "invalid or expired API token")
-    if token is None:
+    header = request.headers.get("authorization")
+    if header is None:
         return None
+    throttle: TokenThrottle = request.app.state.throttle
+    client = address(request.scope)
+    throttle.check(client)
     league: League = request.app.state.league
-    with unit_of_work(league.sessions) as session:
-        return authenticate(session, league.key, token)
+    try:
+        token = bearer_token(header, "invalid or expired API token")
+        if token is None:
+            return None
+        with unit_of_work(league.sessions) as session:
+            return authenticate(session, league.key, token)
+    except NotAuthenticated:
+        throttle.failed(client)
+        raise
 
 
 Caller = Annotated[Account | None, Depends(_caller)]
+DbInt = Annotated[int, Path(ge=MIN_INTEGER, le=MAX_INTEGER)]
+"""An integer of a path (an id, a number) that the database can hold: others are 400."""
+DbIntQuery = Annotated[int | None, Query(ge=MIN_INTEGER, le=MAX_INTEGER)]
+"""The same, from the query string."""
 
 
 def _signed_in(account: Caller) -> Account:
@@ -159,6 +200,8 @@ def create_app(
     executor_status: Callable[[], Mapping[str, Any]] | None = None,
     metrics: Callable[[], str] | None = None,
     fleet: FleetRules | None = None,
+    body_limits: Sequence[BodyLimit] = (),
+    throttle: TokenThrottle | None = None,
 ) -> FastAPI:
     """The HTTP API of ``league``.
 
@@ -169,6 +212,10 @@ def create_app(
         metrics: the Prometheus text of ``GET /metrics``; None serves no ``/metrics``.
         fleet: the rules and lease of the matches a Celery fleet's workers play, given to
             them by the workers' routes (``_worker_api.py``); default ``FleetRules()``.
+        body_limits: the body limits of routes added to the application later (the web
+            pages'), ahead of the API's own (``_gate.py``).
+        throttle: counts wrong tokens per client (users', workers', the sign-in form's);
+            default ``TokenThrottle()``.
 
     Example::
 
@@ -179,13 +226,26 @@ def create_app(
         title=f"Flip Flop Arena league {league.config.name!r}",
         version=__version__,
         description="Submit bots, follow their validation, read standings, matches and replays.",
+        # FastAPI's /docs and /redoc load their scripts from a CDN, unpinned, on the league's
+        # origin: off. The description stays at /openapi.json for any OpenAPI viewer.
+        docs_url=None,
+        redoc_url=None,
         # Every request with a token has it checked, public endpoints too: a bad token is
         # told so (401) rather than silently served as anonymous.
         dependencies=[Depends(_caller)],
     )
     app.state.league = league
+    app.state.throttle = throttle = throttle or TokenThrottle()
     _error_handlers(app)
     add_worker_routes(app, league, fleet or FleetRules())
+    app.add_middleware(
+        Gate,
+        limits=[*body_limits, *_body_limits(league)],
+        throttle=throttle,
+        worker_prefix=WORKER_PREFIX,
+        check_worker=functools.partial(worker_of, league),
+        api_prefix=API_PREFIX + "/",
+    )
 
     @app.get(f"{API_PREFIX}/health")
     def health() -> JSONResponse:
@@ -267,14 +327,14 @@ def create_app(
         }
 
     @app.get(f"{API_PREFIX}/bots/{{name}}/versions/{{number}}")
-    def version(name: str, number: int, account: Caller) -> JSON:
+    def version(name: str, number: DbInt, account: Caller) -> JSON:
         """Version NUMBER of the bot NAME; its owner and admins also see its validation steps."""
         with read_only(league.sessions) as session:
             info = get_version(session, name, number)
         return version_json(info, private=may_see(account, info.owner))
 
     @app.get(f"{API_PREFIX}/bots/{{name}}/versions/{{number}}/source")
-    def source(name: str, number: int, account: SignedIn) -> Response:
+    def source(name: str, number: DbInt, account: SignedIn) -> Response:
         """The source archive (tar.gz) of a version: its owner's and admins' only."""
         with read_only(league.sessions) as session:
             info = get_version(session, name, number)
@@ -289,7 +349,7 @@ def create_app(
         )
 
     @app.get(f"{API_PREFIX}/bots/{{name}}/versions/{{number}}/steps/{{step}}/log")
-    def step_log(name: str, number: int, step: StepKind, account: SignedIn) -> Response:
+    def step_log(name: str, number: DbInt, step: StepKind, account: SignedIn) -> Response:
         """The log of one validation step of a version: its owner's and admins' only."""
         with read_only(league.sessions) as session:
             info = get_version(session, name, number)
@@ -300,7 +360,7 @@ def create_app(
         return _text(league.artifacts.get(found.log_sha256))
 
     @app.post(f"{API_PREFIX}/bots/{{name}}/versions/{{number}}/activate")
-    def activate(name: str, number: int, account: SignedIn) -> JSON:
+    def activate(name: str, number: DbInt, account: SignedIn) -> JSON:
         """Make a validated version the bot's active one (a rollback or roll-forward)."""
         with unit_of_work(league.sessions) as session:
             info = get_version(session, name, number)
@@ -330,11 +390,16 @@ def create_app(
         return {"league": league.config.name, "standings": jsonable_encoder(rows)}
 
     @app.get(f"{API_PREFIX}/status")
-    def status() -> JSON:
-        """The queue, the match counts and their spread, validations by outcome."""
+    def status(account: Caller) -> JSON:
+        """The queue, the match counts and their spread, validations by outcome.
+
+        The executor's worker name (``HOST:PID:RANDOM``) is for admins only.
+        """
         with read_only(league.sessions) as session:
             info = league_status(session)
         executor = None if executor_status is None else dict(executor_status())
+        if executor is not None and (account is None or account.role is not Role.ADMIN):
+            executor = _public(executor)
         return {
             "league": league.config.name,
             **jsonable_encoder(info),
@@ -347,7 +412,7 @@ def create_app(
         bot: str | None = None,
         status: MatchStatus | None = None,
         limit: Annotated[int, Query(ge=1, le=_MAX_MATCHES)] = 50,
-        before: int | None = None,
+        before: DbIntQuery = None,
     ) -> JSON:
         """Matches, newest first: of one bot, in one state, and before a match id (paging)."""
         with read_only(league.sessions) as session:
@@ -355,7 +420,7 @@ def create_app(
         return {"matches": rows}
 
     @app.get(f"{API_PREFIX}/matches/{{match_id}}")
-    def match(match_id: int) -> JSON:
+    def match(match_id: DbInt) -> JSON:
         """One match: its seats, its state and, once finished, its result (never its seed)."""
         with read_only(league.sessions) as session:
             row = session.get(Match, match_id)
@@ -364,7 +429,7 @@ def create_app(
             return match_json(row, match_seats(session, [match_id])[match_id])
 
     @app.get(f"{API_PREFIX}/matches/{{match_id}}/replay")
-    def replay(match_id: int, account: Caller) -> Response:
+    def replay(match_id: DbInt, account: Caller) -> Response:
         """A finished match's replay (JSON lines, docs/replay.md), others' debug notes removed."""
         with read_only(league.sessions) as session:
             row = replayable_match(session, match_id)
@@ -375,7 +440,7 @@ def create_app(
         return Response(data, media_type="application/x-ndjson", headers=_NOSNIFF)
 
     @app.get(f"{API_PREFIX}/matches/{{match_id}}/logs/{{seat}}")
-    def seat_log(match_id: int, seat: int, account: SignedIn) -> Response:
+    def seat_log(match_id: DbInt, seat: DbInt, account: SignedIn) -> Response:
         """The bot log of one seat of a finished match: that bot's owner's and admins' only."""
         with read_only(league.sessions) as session:
             row = session.get(Match, match_id)
@@ -396,6 +461,27 @@ def create_app(
     return app
 
 
+def _public(status: Mapping[str, Any]) -> dict[str, Any]:
+    """An executor's status without what names the machine and process (:data:`_PRIVATE`)."""
+    return {
+        key: _public(value) if isinstance(value, Mapping) else value
+        for key, value in status.items()
+        if key not in _PRIVATE
+    }
+
+
+def _body_limits(league: League) -> list[BodyLimit]:
+    """The API's routes that take more than ``MAX_BODY_BYTES``, with their limits."""
+    uploads = league.config.uploads.max_compressed_bytes
+    return [
+        BodyLimit("POST", f"{API_PREFIX}/bots/{{name}}/versions", uploads, "the upload"),
+        BodyLimit(
+            "PUT", f"{WORKER_PREFIX}/artifacts/{{sha256}}", MAX_ARTIFACT_BYTES, "the artifact"
+        ),
+        BodyLimit("*", f"{WORKER_PREFIX}/{{rest:path}}", MAX_WORKER_JSON_BYTES),
+    ]
+
+
 def _error(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status, headers=headers)
 
@@ -408,7 +494,10 @@ def _error_handlers(app: FastAPI) -> None:
         status = getattr(exc, "status_code", 400)
         if status >= 500:
             log.error("%s %s: %s", request.method, request.url.path, exc)
-        return _error(status, str(exc), _BEARER if status == 401 else None)
+        headers = dict(_BEARER) if status == 401 else {}
+        if isinstance(exc, TooManyFailures):
+            headers["Retry-After"] = str(exc.retry_after)
+        return _error(status, str(exc), headers)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -491,11 +580,18 @@ def _account_json(account: Account) -> JSON:
 
 @contextmanager
 def serve_in_thread(
-    app: Any, *, host: str = "127.0.0.1", port: int = 0, startup_timeout: float = 60.0
+    app: Any,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    startup_timeout: float = 60.0,
+    limits: ConnectionLimits | None = None,
 ) -> Iterator[str]:
     """Run ``app`` with uvicorn on a real socket, in a thread; yield its base URL.
 
     ``port=0`` takes a free port. The server stops (and the thread ends) when the block ends.
+    It bounds its connections as ``arena league serve`` does (``_connections.py``), with
+    ``limits`` (default ``ConnectionLimits()``).
 
     Example::
 
@@ -505,8 +601,14 @@ def serve_in_thread(
     Raises:
         RuntimeError: the server did not start within ``startup_timeout`` seconds.
     """
-    config = uvicorn.Config(
-        app, host=host, port=port, log_level="warning", access_log=False, lifespan="on"
+    config = server_config(
+        app,
+        host=host,
+        port=port,
+        limits=limits,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name=f"uvicorn-{host}", daemon=True)

@@ -32,6 +32,8 @@ from sqlalchemy.types import TypeDecorator
 from arena.league._errors import LeagueConfigError
 
 __all__ = [
+    "MAX_INTEGER",
+    "MIN_INTEGER",
     "READ_ONLY_OPTION",
     "Base",
     "UtcDateTime",
@@ -54,6 +56,14 @@ NAMING_CONVENTION = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
+
+MAX_INTEGER = 2**63 - 1
+"""The largest integer either database stores (SQLite's INTEGER, PostgreSQL's BIGINT).
+
+An id or number from a request past it cannot name anything, and SQLite refuses to even
+compare with it (``OverflowError``): requests are refused at the edge instead (400)."""
+MIN_INTEGER = -(2**63)
+"""The smallest integer either database stores."""
 
 # How long a connection waits for another writer before SQLite gives up (SQLITE_BUSY).
 SQLITE_BUSY_TIMEOUT_MS = 10_000

@@ -39,6 +39,7 @@ __all__ = [
     "JsonFormatter",
     "MetricFamily",
     "MetricKind",
+    "PathOnly",
     "Sample",
     "league_metrics",
     "metrics_text",
@@ -302,3 +303,21 @@ def setup_logging(level: int | str = logging.INFO, stream: TextIO | None = None)
         logger = logging.getLogger(name)
         logger.handlers.clear()
         logger.propagate = True
+    access = logging.getLogger("uvicorn.access")
+    if not any(isinstance(f, PathOnly) for f in access.filters):
+        access.addFilter(PathOnly())
+
+
+class PathOnly(logging.Filter):
+    """Writes uvicorn's access log lines with the path alone, never the query string.
+
+    A query holds whatever a client put in it (a page's ``next=``, a search, a token pasted
+    in the wrong place): the log, kept and shipped elsewhere, is no place for it.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Cut the query off the record's path (uvicorn's third argument); keep the record."""
+        args = record.args
+        if isinstance(args, tuple) and len(args) >= 3 and isinstance(args[2], str):
+            record.args = (*args[:2], args[2].partition("?")[0], *args[3:])
+        return True

@@ -59,6 +59,7 @@ from arena.league._dispatch import (
 )
 from arena.league._errors import Conflict, LeagueError, NotAuthenticated, NotFound
 from arena.league._fleet import WORKER_PREFIX
+from arena.league._gate import WORKER_STATE
 from arena.league._home import League
 from arena.league._validation import StepResult
 from arena.league._workers import authenticate_worker
@@ -69,6 +70,7 @@ __all__ = [
     "MAX_JOB_ARTIFACT_BYTES",
     "WORKER_PREFIX",
     "add_worker_routes",
+    "worker_of",
 ]
 
 MAX_ARTIFACT_BYTES = 64 * 1024 * 1024
@@ -82,14 +84,33 @@ _QUOTAS_KEPT = 10_000
 """Jobs whose artifact counts are remembered (the oldest are forgotten first)."""
 
 
-def _worker(request: Request) -> str:
-    """The name of the worker whose token the request carries."""
-    token = bearer_token(request.headers.get("authorization"), "invalid worker token")
+_NO_TOKEN = "this needs a worker token (Authorization: Bearer ffw_…)"
+
+
+def worker_of(league: League, authorization: str | None) -> str:
+    """The name of the worker whose token the ``Authorization`` header ``authorization`` holds.
+
+    The API's gate (``_gate.py``) calls it for every path under :data:`WORKER_PREFIX`
+    before any byte of the body is read: FastAPI parses a JSON body before it runs a route's
+    dependencies, which would hold a stranger's whole body before refusing them.
+
+    Raises:
+        NotAuthenticated: no token, or not a valid worker token.
+        Forbidden: the worker is disabled.
+    """
+    token = bearer_token(authorization, "invalid worker token")
     if token is None:
-        raise NotAuthenticated("this needs a worker token (Authorization: Bearer ffw_…)")
-    league: League = request.app.state.league
+        raise NotAuthenticated(_NO_TOKEN)
     with unit_of_work(league.sessions) as session:
         return authenticate_worker(session, league.key, token)
+
+
+def _worker(request: Request) -> str:
+    """The name of the worker whose token the request carries, as the gate found it."""
+    name = getattr(request.state, WORKER_STATE, None)
+    if not isinstance(name, str):  # an application without the gate: refuse, never trust
+        raise NotAuthenticated(_NO_TOKEN)
+    return name
 
 
 WorkerName = Annotated[str, Depends(_worker)]

@@ -23,8 +23,9 @@ from starlette.staticfiles import StaticFiles
 from arena.league import League
 from arena.league._api import API_PREFIX, create_app
 from arena.league._dispatch import FleetRules
+from arena.league._gate import TokenThrottle
 from arena.web._live import LiveFeed, Progress
-from arena.web._pages import add_pages
+from arena.web._pages import add_pages, body_limits
 
 __all__ = ["CSP", "create_site"]
 
@@ -50,6 +51,7 @@ def create_site(
     metrics: Callable[[], str] | None = None,
     progress: Progress | None = None,
     fleet: FleetRules | None = None,
+    throttle: TokenThrottle | None = None,
 ) -> FastAPI:
     """The API and the web pages of ``league``, on one application.
 
@@ -60,12 +62,20 @@ def create_site(
         progress: where the matches played by this server write their replays (the live
             page's progress); None shows running matches without progress.
         fleet: as for :func:`~arena.league._api.create_app`.
+        throttle: as for :func:`~arena.league._api.create_app`.
 
     Example::
 
         uvicorn.run(create_site(open_league(Path("myleague"))), port=8000)
     """
-    app = create_app(league, executor_status=executor_status, metrics=metrics, fleet=fleet)
+    app = create_app(
+        league,
+        executor_status=executor_status,
+        metrics=metrics,
+        fleet=fleet,
+        body_limits=body_limits(league),
+        throttle=throttle,
+    )
     add_pages(app, league, live=LiveFeed(league, progress))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
@@ -99,9 +109,7 @@ def create_site(
         request: Request, call_next: Callable[[Request], Awaitable[Response]]
     ) -> Response:
         response = await call_next(request)
-        if response.headers.get("content-type", "").startswith(
-            "text/html"
-        ) and request.url.path not in ("/docs", "/redoc"):
+        if response.headers.get("content-type", "").startswith("text/html"):
             for name, value in _PAGE_HEADERS.items():
                 response.headers.setdefault(name, value)
         return response

@@ -13,13 +13,14 @@ send the anonymous to sign in.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import functools
 import json
 import logging
 import math
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -29,6 +30,8 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.formparsers import MultiPartException
 from starlette.responses import (
     HTMLResponse,
     JSONResponse,
@@ -41,7 +44,7 @@ from starlette.responses import (
 from arena.league import League
 from arena.league._accounts import Account, issue_token
 from arena.league._bots import StepKind, VersionStatus
-from arena.league._db import read_only, unit_of_work
+from arena.league._db import MAX_INTEGER, MIN_INTEGER, read_only, unit_of_work
 from arena.league._errors import (
     Conflict,
     Forbidden,
@@ -50,6 +53,7 @@ from arena.league._errors import (
     NotFound,
     UploadRejected,
 )
+from arena.league._gate import BodyLimit, TokenThrottle, TooManyFailures, address
 from arena.league._matches import Match
 from arena.league._results import (
     LeaderRow,
@@ -72,6 +76,7 @@ from arena.league._views import (
 from arena.web import _viewer
 from arena.web._live import LiveFeed
 from arena.web._session import (
+    CsrfFirst,
     Keys,
     csrf_nonce,
     csrf_token,
@@ -82,7 +87,7 @@ from arena.web._session import (
     valid_csrf,
 )
 
-__all__ = ["SORTS", "add_pages"]
+__all__ = ["SORTS", "add_pages", "body_limits"]
 
 log = logging.getLogger("arena.web")
 
@@ -97,6 +102,17 @@ _PENDING = frozenset(
 )
 _NOSNIFF = {"X-Content-Type-Options": "nosniff"}
 _NO_STORE = {"Cache-Control": "no-store"}
+
+FORM_FIELDS = 20
+"""The most fields a form may send (the upload's has four)."""
+FORM_FIELD_BYTES = 16 * 1024
+"""The most bytes one field of a form may have (a token is 47, a bot's name 40)."""
+FORM_OVERHEAD = 64 * 1024
+"""What the upload's form may add to its archive: its other fields and the multipart framing."""
+_CSRF_REFUSED = (
+    "this form has expired or did not come from this league's pages: reload the page and send"
+    " it again"
+)
 
 PAGE_ROWS = 100
 """Leaderboard rows per page: 1,000 rows were 500 KB of HTML and 24 ms to render."""
@@ -177,14 +193,15 @@ class _Board:
 
 
 class _Site:
-    """What every page needs: the league, the keys, the templates, the live feed."""
+    """What every page needs: the league, the keys, the templates, the live feed, the throttle."""
 
-    def __init__(self, league: League, live: LiveFeed) -> None:
+    def __init__(self, league: League, live: LiveFeed, throttle: TokenThrottle) -> None:
         self.league = league
         self.keys = Keys.of(league)
         self.env = _environment()
         self.live = live
         self.board = _Board()
+        self.throttle = throttle
 
     def account(self, request: Request) -> Account | None:
         return current_account(request, self.league, self.keys)
@@ -236,9 +253,19 @@ class _Unshowable(LeagueError):
     status_code = 500
 
 
+def body_limits(league: League) -> list[BodyLimit]:
+    """The pages that take more than a form's ``MAX_BODY_BYTES``: the upload's."""
+    upload = league.config.uploads.max_compressed_bytes + FORM_OVERHEAD
+    return [BodyLimit("POST", "/submit", upload, "the upload")]
+
+
 def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
-    """Add the web pages of ``league`` to ``app`` (the API's application)."""
-    site = _Site(league, live)
+    """Add the web pages of ``league`` to ``app`` (the API's application).
+
+    ``app`` is the API's: its gate limits the pages' bodies too (:func:`body_limits`, given
+    to ``create_app``), and its throttle counts the wrong tokens of the sign-in form.
+    """
+    site = _Site(league, live, app.state.throttle)
 
     def with_account(
         handler: Callable[..., Awaitable[Response]],
@@ -250,6 +277,7 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
         async def wrapper(request: Request, **kwargs: Any) -> Response:
             account = await run_in_threadpool(site.account, request)
             try:
+                _check_integers(kwargs)
                 return await handler(request, account, **kwargs)
             except LeagueError as exc:
                 return on_error(request, exc, account)
@@ -269,12 +297,38 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
         return with_account(handler, json_error)
 
     async def form_of(request: Request) -> Any:
-        form = await request.form(max_files=1, max_fields=20)
-        if not valid_csrf(request, site.keys, _field(form, "csrf")):
-            raise Forbidden(
-                "this form has expired or did not come from this league's pages: reload the"
-                " page and send it again"
+        """A form without files (every form but the upload's), its CSRF token checked."""
+        try:
+            form = await request.form(
+                max_files=0, max_fields=FORM_FIELDS, max_part_size=FORM_FIELD_BYTES
             )
+        except StarletteHTTPException as exc:  # malformed, or a file where none belongs
+            raise LeagueError(f"the form cannot be read: {exc.detail}") from exc
+        if not valid_csrf(request, site.keys, _field(form, "csrf")):
+            raise Forbidden(_CSRF_REFUSED)
+        return form
+
+    async def upload_form_of(request: Request) -> Any:
+        """The upload's form: its CSRF token checked before its file is read (``CsrfFirst``)."""
+        kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+        if kind != "multipart/form-data":
+            return await form_of(request)  # no file can come in any other form
+        try:
+            async with contextlib.aclosing(request.stream()) as stream:
+                parser = CsrfFirst(
+                    request.headers,
+                    stream,
+                    valid=lambda token: valid_csrf(request, site.keys, token),
+                    refusal=_CSRF_REFUSED,
+                    max_files=1,
+                    max_fields=FORM_FIELDS,
+                    max_part_size=FORM_FIELD_BYTES,
+                )
+                form = await parser.parse()
+        except MultiPartException as exc:
+            raise LeagueError(f"the form cannot be read: {exc.message}") from exc
+        if not valid_csrf(request, site.keys, _field(form, "csrf")):
+            raise Forbidden(_CSRF_REFUSED)  # a form that held no file at all
         return form
 
     def signed_in(account: Account | None) -> Account:
@@ -519,21 +573,30 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
         target = _safe_next(_field(form, "next"))
         response = RedirectResponse(target, status_code=303)
         secure = request.url.scheme == "https"
+        # The same throttle as the API's tokens: a wrong token here is one more guess.
+        client = address(request.scope)
         try:
-            await run_in_threadpool(
-                start_session,
-                response,
-                league,
-                site.keys,
-                _field(form, "token") or "",
-                secure=secure,
-            )
-        except (NotAuthenticated, Forbidden) as exc:
+            site.throttle.check(client)
+            try:
+                await run_in_threadpool(
+                    start_session,
+                    response,
+                    league,
+                    site.keys,
+                    _field(form, "token") or "",
+                    secure=secure,
+                )
+            except NotAuthenticated:
+                site.throttle.failed(client)
+                raise
+        except (NotAuthenticated, Forbidden, TooManyFailures) as exc:
+            wait = exc.retry_after if isinstance(exc, TooManyFailures) else None
             return site.render(
                 request,
                 "login.html",
                 status=exc.status_code,
                 account=None,
+                headers=None if wait is None else {"Retry-After": str(wait)},
                 next=target,
                 message=str(exc),
             )
@@ -542,7 +605,7 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
     async def logout(request: Request, account: Account | None) -> Response:
         await form_of(request)
         response = RedirectResponse("/", status_code=303)
-        end_session(response)
+        await run_in_threadpool(end_session, response, league, account)
         return response
 
     def account_context(me: Account) -> JSON:
@@ -594,11 +657,11 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
         declared = request.headers.get("content-length", "")
         bot_name = ""
         try:
-            if declared.isdigit() and int(declared) > limit + 64 * 1024:
+            if declared.isdigit() and int(declared) > limit + FORM_OVERHEAD:
                 raise UploadRejected(
                     f"the upload is larger than {limit} bytes, the most this league accepts"
                 )
-            form = await form_of(request)
+            form = await upload_form_of(request)
             bot_name = (_field(form, "bot") or "").strip()
             upload = form.get("archive")
             if not isinstance(upload, UploadFile):
@@ -655,6 +718,13 @@ def _endpoint(handler: Page) -> Callable[[Request], Awaitable[Response]]:
         return await handler(request, **request.path_params)
 
     return endpoint
+
+
+def _check_integers(params: Mapping[str, Any]) -> None:
+    """Refuse a number of the path that the database cannot hold (SQLite would overflow)."""
+    for name, value in params.items():
+        if isinstance(value, int) and not MIN_INTEGER <= value <= MAX_INTEGER:
+            raise LeagueError(f"{name} must be at most {MAX_INTEGER}")
 
 
 def _field(form: Any, name: str) -> str | None:

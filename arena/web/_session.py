@@ -2,9 +2,11 @@
 
 A person signs in with their API token (the one ``arena league user add`` printed). The
 token itself is never kept: the ``ffa_session`` cookie holds the token's keyed hash (the
-value the database indexes) and an expiry, signed with a key derived from the league's
-secret key. Each request finds the account by that hash, so a token that is regenerated,
-revoked or whose account is disabled ends every session made with it. The cookie is
+value the database indexes), the account's session epoch and an expiry, signed with a key
+derived from the league's secret key. Each request finds the account by that hash, so a
+token that is regenerated, revoked or whose account is disabled ends every session made
+with it. Signing out moves the account's epoch on (``users.session_epoch``): a copy of the
+cookie kept from before no longer opens anything, in this browser or another. The cookie is
 ``HttpOnly`` (no script reads it) and ``SameSite=Lax`` (no other site's form sends it).
 
 Every form that changes something carries a CSRF token: the HMAC of a random nonce that
@@ -21,20 +23,25 @@ import hmac
 import json
 import secrets
 import time
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass
+from typing import Any
 
+from starlette.datastructures import Headers
+from starlette.formparsers import MultiPartParser
 from starlette.requests import Request
 from starlette.responses import Response
 
 from arena.league import League
-from arena.league._accounts import Account, authenticate_digest, hash_token
+from arena.league._accounts import Account, authenticate_digest, end_sessions, hash_token
 from arena.league._db import unit_of_work
-from arena.league._errors import LeagueError
+from arena.league._errors import Forbidden, LeagueError
 
 __all__ = [
     "CSRF_COOKIE",
     "SESSION_COOKIE",
     "SESSION_SECONDS",
+    "CsrfFirst",
     "Keys",
     "csrf_nonce",
     "csrf_token",
@@ -98,7 +105,8 @@ def start_session(
         # The token's format is checked by ``authenticate``'s rules: a hash of anything
         # else is simply unknown.
         account = authenticate_digest(session, digest)
-    payload = _b64(json.dumps({"t": digest, "e": int(time.time()) + SESSION_SECONDS}).encode())
+    expires = int(time.time()) + SESSION_SECONDS
+    payload = _b64(json.dumps({"t": digest, "e": expires, "g": account.session_epoch}).encode())
     response.set_cookie(
         SESSION_COOKIE,
         f"{payload}.{_sign(keys.session, payload)}",
@@ -111,8 +119,15 @@ def start_session(
     return account
 
 
-def end_session(response: Response) -> None:
-    """Remove the session cookie (signing out)."""
+def end_session(response: Response, league: League, account: Account | None) -> None:
+    """Sign out: end every session of ``account`` and remove the session cookie.
+
+    The cookie alone is not enough: a copy of it (saved, stolen) would still open the
+    account until it expires. Moving the account's epoch on ends that one too.
+    """
+    if account is not None:
+        with unit_of_work(league.sessions) as session:
+            end_sessions(session, account.id)
     response.delete_cookie(SESSION_COOKIE, path="/", httponly=True, samesite="lax")
 
 
@@ -126,16 +141,20 @@ def current_account(request: Request, league: League, keys: Keys) -> Account | N
         return None
     try:
         data = json.loads(_unb64(payload))
-        digest, expires = str(data["t"]), int(data["e"])
-    except (ValueError, KeyError, TypeError):
+        # A cookie made before sessions had epochs was made under the first one.
+        digest, expires, epoch = str(data["t"]), int(data["e"]), int(data.get("g", 0))
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
     if expires < time.time():
         return None
     try:
         with unit_of_work(league.sessions) as session:
-            return authenticate_digest(session, digest)
+            account = authenticate_digest(session, digest)
     except LeagueError:
         return None  # revoked, expired or disabled: signed out
+    if account.session_epoch != epoch:
+        return None  # the account signed out since this session began
+    return account
 
 
 def csrf_nonce(request: Request) -> tuple[str, bool]:
@@ -156,6 +175,40 @@ def keep_csrf(response: Response, nonce: str) -> None:
     response.set_cookie(
         CSRF_COOKIE, nonce, httponly=True, samesite="strict", path="/", max_age=SESSION_SECONDS
     )
+
+
+class CsrfFirst(MultiPartParser):
+    """Starlette's multipart parser, refusing any file that no valid CSRF token came before.
+
+    A form's fields arrive in the order of the page (``csrf`` first): checking the token
+    when the first file part begins means a forged form is refused before a byte of its
+    file is read, let alone kept in a temporary file.
+    """
+
+    def __init__(
+        self,
+        headers: Headers,
+        stream: AsyncGenerator[bytes, None],
+        *,
+        valid: Callable[[str | None], bool],
+        refusal: str,
+        **limits: Any,
+    ) -> None:
+        super().__init__(headers, stream, **limits)
+        self._valid = valid
+        self._refusal = refusal
+        self._checked = False
+
+    def on_headers_finished(self) -> None:
+        """A part's headers are in: before a file's data, check the fields so far."""
+        super().on_headers_finished()
+        # ``_current_part`` is Starlette's (1.x); its ``file`` is set for a file part only.
+        if self._current_part.file is None or self._checked:
+            return
+        token = next((v for k, v in self.items if k == "csrf" and isinstance(v, str)), None)
+        if not self._valid(token):
+            raise Forbidden(self._refusal)
+        self._checked = True
 
 
 def valid_csrf(request: Request, keys: Keys, token: str | None) -> bool:

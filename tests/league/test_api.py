@@ -1170,3 +1170,48 @@ def test_a_stored_token_goes_only_to_its_own_league(
     assert client_for("http://other.example", credentials_file=stored).signed_in
     with pytest.raises(LeagueConfigError, match="not logged in"):
         client_for(credentials_file=tmp_path / "none.toml")
+
+
+# ------------------------------------------------------------------ findings of issue 24
+
+HUGE = "99999999999999999999"
+"""Past 2**63 - 1: SQLite cannot even compare with it (it answered 500)."""
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        f"/api/v1/matches/{HUGE}",
+        f"/api/v1/matches/-{HUGE}",
+        f"/api/v1/matches/{HUGE}/replay",
+        f"/api/v1/matches/@match/logs/{HUGE}",
+        f"/api/v1/matches?before={HUGE}",
+        f"/api/v1/bots/alpha/versions/{HUGE}",
+        f"/api/v1/bots/alpha/versions/{HUGE}/source",
+        f"/api/v1/bots/alpha/versions/{HUGE}/steps/build/log",
+    ],
+)
+def test_a_number_past_what_the_database_holds_is_400(
+    world: World, http: httpx.Client, path: str
+) -> None:
+    """Ids, numbers and ``before=`` past the 64-bit range are a 400 sentence, not a 500."""
+    path = path.replace("@match", str(world.match))
+    response = http.get(path, headers=world.headers("admin"))
+    assert 400 == response.status_code, response.text
+    assert "than or equal to" in response.json()["error"]
+
+
+def test_the_executors_host_and_pid_are_for_admins_only(world: World) -> None:
+    """/api/v1/status hides the executor's worker name (HOST:PID:RANDOM) but from admins."""
+    status = {"worker": "box.example:4242:0e6f", "slots": 2, "fleet": {"worker": "x", "kind": "p"}}
+    app = create_app(world.league, executor_status=lambda: {"executor": status, "worker": "y"})
+    with serve_in_thread(app) as url, httpx.Client(base_url=url, timeout=60) as client:
+        shown = {
+            caller: client.get("/api/v1/status", headers=world.headers(caller)).json()["executor"]
+            for caller in CALLERS
+        }
+    hidden = {"executor": {"slots": 2, "fleet": {"kind": "p"}}}
+    assert {"anonymous": hidden, "other": hidden, "owner": hidden} == {
+        k: v for k, v in shown.items() if k != "admin"
+    }
+    assert {"executor": status, "worker": "y"} == shown["admin"]

@@ -12,6 +12,7 @@ import io
 import json
 import logging
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -35,6 +36,7 @@ from arena.league import (
     Match,
     MatchSeat,
     MatchStatus,
+    Role,
     claim_match,
     create_user,
     issue_token,
@@ -52,7 +54,7 @@ from arena.league._metrics import (
 from arena.league._results import RESULTS_COUNTER, Counter, VersionStats, recompute_ratings
 from arena.league._service import LeagueService
 from arena.sandbox import Sandbox
-from tests.served import free_port, is_healthy, start_server
+from tests.served import free_port, is_healthy, start_server, stop_server
 
 from .test_executor import (
     LEASE,
@@ -477,3 +479,40 @@ def test_serve_on_a_port_in_use_exits_3_before_playing_anything(
     text = server_log.read_text(encoding="utf-8")
     assert f"cannot listen on 127.0.0.1:{port}" in text
     assert [] == matches(league)
+
+
+def test_serve_keeps_queries_out_of_its_access_log_and_its_host_from_strangers(
+    league: League, server_log: Path
+) -> None:
+    """Issue 24, finding 14, against a real server.
+
+    Its access log names the path of each request but not its query string; an anonymous
+    /api/v1/status no longer shows the executor's HOST:PID:RANDOM, an admin's still does.
+    """
+    with unit_of_work(league.sessions) as session:
+        create_user(session, "root", role=Role.ADMIN)
+        admin = {"Authorization": f"Bearer {issue_token(session, league.key, 'root').token}"}
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc = start_server(league.home, port, server_log, "--no-schedule")
+    secret = f"q{secrets.token_hex(8)}"
+    try:
+        wait_healthy(url, proc)
+        asked = httpx.get(f"{url}/api/v1/matches?limit=5&note={secret}", timeout=30)
+        assert 200 == asked.status_code
+        anonymous = httpx.get(f"{url}/api/v1/status", timeout=30).json()["executor"]
+        as_admin = httpx.get(f"{url}/api/v1/status", headers=admin, timeout=30).json()["executor"]
+    finally:
+        stop_server(proc)  # its log's last lines are written as it stops
+    host, pid, _ = as_admin["executor"]["worker"].split(":")
+    assert (True, str(proc.pid)) == (socket.gethostname().startswith(host), pid)
+    assert "worker" not in anonymous["executor"]
+    assert f"{host}:{pid}:" not in json.dumps(anonymous)
+    text = server_log.read_text(encoding="utf-8")
+    access = [
+        r["message"]
+        for r in (json.loads(line) for line in text.splitlines()[1:])
+        if r["logger"] == "uvicorn.access"
+    ]
+    assert any('"GET /api/v1/matches HTTP/1.1" 200' in line for line in access), access
+    assert secret not in text

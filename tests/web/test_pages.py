@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
+import secrets
 import shutil
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -39,12 +40,14 @@ from arena.league import (
     unit_of_work,
 )
 from arena.league._api import serve_in_thread
+from arena.league._gate import FAILED_TOKEN_BURST, MAX_BODY_BYTES, TokenThrottle
 from arena.league._versions import submit_version
 from arena.web import CSP, create_site
 from arena.web._live import LiveFeed
 from arena.web._session import CSRF_COOKIE, SESSION_COOKIE
 from flipflop import Bot, MatchConfig, play_match
 from flipflop._replay import records
+from tests.served import answer_before_the_end
 
 REPO = Path(__file__).resolve().parents[2]
 NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
@@ -636,3 +639,148 @@ def test_an_owner_rolls_back_to_a_retired_version_from_its_page(
         assert VersionStatus.ACTIVE is get_version(session, "gamma", 1).status
         assert VersionStatus.RETIRED is get_version(session, "gamma", 2).status
     assert "status-active" in browser.get("/bots/gamma/versions/1").text
+
+
+# ------------------------------------------------------------------ bounded requests
+
+MIB = b"\x00" * (1024 * 1024)
+BOUNDARY = "arenatestboundary"
+
+
+def _raw_head(path: str, client: httpx.Client | None = None) -> bytes:
+    """A chunked multipart POST's head, with ``client``'s cookies (signed in, CSRF nonce)."""
+    lines = [
+        f"POST {path} HTTP/1.1",
+        "Host: test",
+        "Transfer-Encoding: chunked",
+        f"Content-Type: multipart/form-data; boundary={BOUNDARY}",
+    ]
+    if client is not None:
+        lines.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in client.cookies.items()))
+    return ("\r\n".join(lines) + "\r\n\r\n").encode()
+
+
+def _field_part(name: str, value: str) -> bytes:
+    return (
+        f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="{name}"\r\n\r\n{value}\r\n'
+    ).encode()
+
+
+def _file_start(name: str) -> bytes:
+    """The headers of a file part: its bytes follow."""
+    return (
+        f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="{name}";'
+        ' filename="bot.tar.gz"\r\nContent-Type: application/gzip\r\n\r\n'
+    ).encode()
+
+
+def test_signing_out_ends_the_session_a_saved_cookie_holds(site: Site) -> None:
+    """After "Sign out", the cookie saved before it no longer opens /account (finding 10)."""
+    with unit_of_work(site.league.sessions) as session:
+        create_user(session, "olga", now=NOW)
+        token = issue_token(session, site.league.key, "olga", now=NOW).token
+    with httpx.Client(base_url=site.url, timeout=60) as browser:
+        assert 303 == sign_in(browser, token).status_code
+        saved = browser.cookies[SESSION_COOKIE]
+        answer = browser.post("/logout", data={"csrf": csrf_of(browser.get("/account"))})
+        assert 303 == answer.status_code
+    with httpx.Client(base_url=site.url, timeout=60, cookies={SESSION_COOKIE: saved}) as thief:
+        assert 303 == thief.get("/account", follow_redirects=False).status_code
+    with httpx.Client(base_url=site.url, timeout=60) as again:  # signing in again works
+        assert 303 == sign_in(again, token).status_code
+        assert 200 == again.get("/account").status_code
+
+
+def test_a_file_sent_to_the_sign_in_form_is_refused_before_it_is_read(site: Site) -> None:
+    """/login takes no file: one is refused at its part's headers, never spooled (finding 8)."""
+    with httpx.Client(base_url=site.url, timeout=60) as browser:
+        csrf = csrf_of(browser.get("/login"))
+        request = _raw_head("/login", browser)
+        first = _field_part("csrf", csrf) + _file_start("token") + b"\x00" * 1024
+        status, _ = answer_before_the_end(site.url, request, [first])
+    assert 400 == status
+
+
+def test_a_form_field_past_the_forms_limit_is_refused_as_it_streams(site: Site) -> None:
+    """A form (here the sign-in's) takes MAX_BODY_BYTES at most, counted as it streams."""
+    request = _raw_head("/login")
+    field = (
+        f'--{BOUNDARY}\r\nContent-Disposition: form-data; name="token"\r\n\r\n'.encode()
+        + b"A" * (MAX_BODY_BYTES + 1024)
+    )
+    status, _ = answer_before_the_end(site.url, request, [field])
+    assert 413 == status
+
+
+def test_an_upload_past_the_limit_is_refused_as_it_streams(site: Site) -> None:
+    """/submit counts the body as it comes (it used to check only Content-Length): 413."""
+    limit = site.league.config.uploads.max_compressed_bytes
+    with httpx.Client(base_url=site.url, timeout=60) as browser:
+        sign_in(browser, site.tokens["bob"])
+        csrf = csrf_of(browser.get("/submit"))
+        first = _field_part("csrf", csrf) + _field_part("bot", "bob-huge") + _file_start("archive")
+        parts = [first] + [MIB] * (limit // len(MIB) + 2)
+        status, _ = answer_before_the_end(site.url, _raw_head("/submit", browser), parts)
+        assert 413 == status
+        assert 404 == browser.get("/bots/bob-huge").status_code
+
+
+def test_an_upload_without_a_valid_csrf_token_is_refused_before_its_file_is_read(
+    site: Site,
+) -> None:
+    """The CSRF token is checked when the file part begins: 403 before a byte is kept."""
+    with httpx.Client(base_url=site.url, timeout=60) as browser:
+        sign_in(browser, site.tokens["bob"])
+        browser.get("/submit")  # its CSRF nonce cookie
+        first = _field_part("csrf", "forged") + _file_start("archive") + MIB
+        status, _ = answer_before_the_end(site.url, _raw_head("/submit", browser), [first])
+    assert 403 == status
+
+
+def test_wrong_tokens_on_the_sign_in_form_are_throttled(site: Site) -> None:
+    """The sign-in form counts wrong tokens with the API's: past the burst, 429 (finding 16)."""
+    # Its clock stands still: no failure comes back however slow the machine is.
+    app = create_site(site.league, throttle=TokenThrottle(clock=lambda: 0.0))
+    transport = httpx.HTTPTransport(local_address="127.0.0.9")
+    with (
+        serve_in_thread(app) as url,
+        httpx.Client(base_url=url, timeout=60, transport=transport) as guesser,
+    ):
+        answers = {
+            sign_in(guesser, "ffa_" + secrets.token_urlsafe(32)).status_code
+            for _ in range(FAILED_TOKEN_BURST)
+        }
+        assert {401} == answers
+        throttled = sign_in(guesser, site.tokens["alice"])
+        assert 429 == throttled.status_code
+        assert int(throttled.headers["retry-after"]) >= 1
+        assert "too many wrong tokens from this address" in throttled.text
+        assert SESSION_COOKIE not in guesser.cookies
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/matches/99999999999999999999",
+        "/matches/99999999999999999999/viewer.json",
+        "/bots/alpha/versions/99999999999999999999",
+        "/bots/alpha/versions/99999999999999999999/steps.json",
+    ],
+)
+def test_a_number_past_what_the_database_holds_is_400(
+    site: Site, browser: httpx.Client, path: str
+) -> None:
+    """A huge id in a page's path is refused with a sentence, not a 500 (finding 11)."""
+    answer = browser.get(path)
+    assert 400 == answer.status_code, answer.text
+    assert "must be at most 9223372036854775807" in answer.text
+
+
+def test_the_api_docs_load_no_script_from_elsewhere(site: Site, browser: httpx.Client) -> None:
+    """/docs and /redoc (a CDN's unpinned scripts) are gone; /openapi.json stays (finding 15)."""
+    for path in ("/docs", "/redoc"):
+        answer = browser.get(path)
+        assert 404 == answer.status_code, path
+        assert CSP == answer.headers["content-security-policy"], path
+        assert "cdn" not in answer.text.lower(), path
+    assert "/api/v1/health" in browser.get("/openapi.json").json()["paths"]

@@ -1,7 +1,7 @@
 """Faults follow their cause: suspended versions, and void matches charged to the seat at fault.
 
-Revision ID: 0004
-Revises: 0003
+Revision ID: 0005
+Revises: 0004
 Created: 2026-12-02 01:00:00 UTC
 
 Expand only: a new status value (a wider CHECK), and two columns with server defaults, so
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0004"
-down_revision: str | Sequence[str] | None = "0003"
+revision: str = "0005"
+down_revision: str | Sequence[str] | None = "0004"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
