@@ -301,6 +301,7 @@ class Row:
     """The status for a fleet worker's token: refused everywhere but the workers' routes."""
     body: Mapping[str, Any] | None = None
     content: bytes | None = None
+    query: Mapping[str, str] | None = None
 
     def path(self, world: World) -> str:
         """The concrete path (``@match``: the world's finished match; ``@source``: a source)."""
@@ -359,7 +360,16 @@ MATRIX = [
         OWNER_AND_ADMIN,
     ),
     Row("GET", "/api/v1/worker/me", {}, WORKERS_ONLY, worker=200),
-    Row("GET", "/api/v1/worker/sources/{sha256}", {"sha256": "@source"}, WORKERS_ONLY, worker=200),
+    # A source or an artifact only for a job the claim holds (issue 24, finding 5): the
+    # world's worker holds nothing, so it is 404 (source) and 409 (artifact).
+    Row(
+        "GET",
+        "/api/v1/worker/sources/{sha256}",
+        {"sha256": "@source"},
+        WORKERS_ONLY,
+        worker=404,
+        query=NOT_HELD,
+    ),
     # The world's match is finished: a worker's claim is refused as not queued (409).
     Row("POST", "/api/v1/worker/matches/{match_id}/claim", ON_MATCH, WORKERS_ONLY, worker=409),
     Row(
@@ -375,8 +385,9 @@ MATRIX = [
         "/api/v1/worker/artifacts/{sha256}",
         {"sha256": hashlib.sha256(ARTIFACT).hexdigest()},
         WORKERS_ONLY,
-        worker=201,
+        worker=409,
         content=ARTIFACT,
+        query=NOT_HELD,
     ),
     Row(
         "POST",
@@ -424,13 +435,14 @@ MATRIX = [
 
 def _send(http: httpx.Client, world: World, row: Row, caller: str, path: str) -> httpx.Response:
     headers = world.headers(caller)
+    query = dict(row.query or {})
     if row.upload:
         headers["Content-Type"] = "application/gzip"
-        return http.request(row.method, path, headers=headers, content=world.archive)
+        return http.request(row.method, path, headers=headers, content=world.archive, params=query)
     if row.content is not None:
         headers["Content-Type"] = "application/octet-stream"
-        return http.request(row.method, path, headers=headers, content=row.content)
-    return http.request(row.method, path, headers=headers, json=row.body)
+        return http.request(row.method, path, headers=headers, content=row.content, params=query)
+    return http.request(row.method, path, headers=headers, json=row.body, params=query)
 
 
 @pytest.mark.parametrize("row", MATRIX, ids=lambda r: f"{r.method} {r.route}")
