@@ -62,7 +62,6 @@ from arena.league._connections import ConnectionLimits, server_config
 from arena.league._db import MAX_INTEGER, MIN_INTEGER, read_only, unit_of_work
 from arena.league._dispatch import FleetRules
 from arena.league._errors import (
-    Conflict,
     Forbidden,
     LeagueError,
     NotAuthenticated,
@@ -91,11 +90,13 @@ from arena.league._views import (
     bot_list,
     bot_row,
     filter_replay,
+    group_over,
     iso,
     match_json,
     match_list,
     match_seats,
     may_see,
+    open_groups,
     replayable_match,
     version_json,
 )
@@ -426,7 +427,8 @@ def create_app(
             row = session.get(Match, match_id)
             if row is None:
                 raise NotFound(f"no match {match_id}")
-            return match_json(row, match_seats(session, [match_id])[match_id])
+            seats = match_seats(session, [match_id])[match_id]
+            return match_json(row, seats, group_open=bool(open_groups(session, [row])))
 
     @app.get(f"{API_PREFIX}/matches/{{match_id}}/replay")
     def replay(match_id: DbInt, account: Caller) -> Response:
@@ -450,8 +452,8 @@ def create_app(
         if not 0 <= seat < len(seats):
             raise NotFound(f"match {match_id} has no seat {seat}")
         _require_owner(account, seats[seat]["owner"], f"the logs of seat {seat}")
-        if row.status is not MatchStatus.FINISHED:
-            raise Conflict(f"match {match_id} is {row.status.value}: its logs come when it ends")
+        with read_only(league.sessions) as session:
+            group_over(session, row, "logs")
         logs = (row.result or {}).get("logs") or []
         digest = logs[seat] if seat < len(logs) else None
         if not isinstance(digest, str):

@@ -31,11 +31,13 @@ __all__ = [
     "bot_list",
     "bot_row",
     "filter_replay",
+    "group_over",
     "iso",
     "match_json",
     "match_list",
     "match_seats",
     "may_see",
+    "open_groups",
     "replayable_match",
     "step_json",
     "version_json",
@@ -158,11 +160,20 @@ def match_seats(session: Session, match_ids: Sequence[int]) -> dict[int, list[JS
     return out
 
 
-def match_json(match: Match, seats: list[JSON]) -> JSON:
-    """A match as the API shows it: never its seed, nor where its seats' logs are."""
+def match_json(match: Match, seats: list[JSON], *, group_open: bool = False) -> JSON:
+    """A match as the API shows it: never its seed, nor where its seats' logs are.
+
+    With ``group_open`` (another match of its duplicate group is not finished,
+    :func:`open_groups`) its luck estimates are withheld too: they are worth of the deals,
+    which that match is still being dealt (issue 24, finding 12).
+    """
     result = None
     if match.result is not None:
         result = {k: v for k, v in match.result.items() if k not in _HIDDEN_RESULT_KEYS}
+        if group_open and result.get("luck") is not None:
+            result["luck"] = None
+    if group_open:
+        seats = [{**seat, "luck": None} for seat in seats]
     return {
         "id": match.id,
         "status": match.status.value,
@@ -202,7 +213,49 @@ def match_list(
         query = query.where(Match.id < before)
     rows = list(session.scalars(query))
     seats = match_seats(session, [m.id for m in rows])
-    return [match_json(m, seats[m.id]) for m in rows]
+    still = open_groups(session, rows)
+    return [match_json(m, seats[m.id], group_open=m.group_id in still) for m in rows]
+
+
+def open_groups(session: Session, matches: Sequence[Match]) -> set[int]:
+    """The duplicate groups of ``matches`` in which some match is not finished yet."""
+    groups = {m.group_id for m in matches if m.group_id is not None}
+    if not groups:
+        return set()
+    return set(
+        session.scalars(
+            select(Match.group_id)
+            .where(Match.group_id.in_(groups), Match.status != MatchStatus.FINISHED)
+            .distinct()
+        )
+    )
+
+
+def group_over(session: Session, match: Match, what: str) -> None:
+    """Refuse ``what`` of ``match`` (its replay, a seat's log) until its whole group is over.
+
+    The matches of a duplicate group share their deals: what one finished rotation tells
+    (its cards, a bot's log of them, its luck) would tell the cards of a rotation still
+    being played.
+
+    Raises:
+        Conflict: it, or another match of its group, is not finished yet.
+    """
+    if match.status is not MatchStatus.FINISHED:
+        raise Conflict(
+            f"match {match.id} is {match.status.value}: its {what} comes when it is finished"
+        )
+    if match.group_id is not None:
+        unfinished = session.scalar(
+            select(Match.id)
+            .where(Match.group_id == match.group_id, Match.status != MatchStatus.FINISHED)
+            .limit(1)
+        )
+        if unfinished is not None:
+            raise Conflict(
+                f"match {match.id} shares its deals with match {unfinished}, not finished yet:"
+                f" its {what} comes when every match of its duplicate group is over"
+            )
 
 
 def replayable_match(session: Session, match_id: int) -> Match:
@@ -215,21 +268,7 @@ def replayable_match(session: Session, match_id: int) -> Match:
     match = session.get(Match, match_id)
     if match is None:
         raise NotFound(f"no match {match_id}")
-    if match.status is not MatchStatus.FINISHED:
-        raise Conflict(
-            f"match {match_id} is {match.status.value}: its replay comes when it is finished"
-        )
-    if match.group_id is not None:
-        unfinished = session.scalar(
-            select(Match.id)
-            .where(Match.group_id == match.group_id, Match.status != MatchStatus.FINISHED)
-            .limit(1)
-        )
-        if unfinished is not None:
-            raise Conflict(
-                f"match {match_id} shares its deals with match {unfinished}, not finished yet:"
-                " its replay comes when every match of its duplicate group is over"
-            )
+    group_over(session, match, "replay")
     if match.replay_sha256 is None:
         raise NotFound(f"match {match_id} has no replay")
     return match

@@ -71,6 +71,7 @@ from arena.league._views import (
     match_json,
     match_seats,
     may_see,
+    open_groups,
     replayable_match,
 )
 from arena.web import _viewer
@@ -483,7 +484,8 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
                 row = session.get(Match, match_id)
                 if row is None:
                     raise NotFound(f"no match {match_id}")
-                shown = match_json(row, match_seats(session, [match_id])[match_id])
+                seats = match_seats(session, [match_id])[match_id]
+                shown = match_json(row, seats, group_open=bool(open_groups(session, [row])))
                 try:
                     replayable_match(session, match_id)
                 except (Conflict, NotFound) as exc:

@@ -638,6 +638,51 @@ def test_a_seat_log_is_its_bots_owners(world: World, http: httpx.Client) -> None
     assert 403 == http.get(path, headers=world.headers("owner")).status_code
 
 
+def test_a_rotations_logs_and_luck_wait_for_its_whole_duplicate_group(
+    world: World, http: httpx.Client
+) -> None:
+    """Issue 24, finding 12: a seat's log and the luck estimates wait like the replay.
+
+    Match ``played`` is finished, its duplicate ``playing`` is not: the luck of its deals
+    (result and seats) is withheld from everyone and its owner's seat log is 409; once the
+    group is over, both are served. Before the fix they were served at once.
+    """
+    with unit_of_work(world.league.sessions) as session:
+        pair = list(
+            session.scalars(
+                select(MatchSeat.version_id)
+                .where(MatchSeat.match_id == world.match)
+                .order_by(MatchSeat.seat)
+            )
+        )
+        played = enqueue_match(session, pair, now=NOW)
+        _finish(session, world.league, played, group=77, rotation=0, logs=True)
+        session.get_one(Match, played).result = {
+            **session.get_one(Match, played).result,
+            "luck": [0.25, -0.25],
+        }
+        for seat in session.scalars(select(MatchSeat).where(MatchSeat.match_id == played)):
+            seat.luck = 0.25 if seat.seat == 0 else -0.25
+        playing = _queued(session, pair[::-1], group=77, rotation=1)
+    log = f"/api/v1/matches/{played}/logs/0"
+    for caller in ("anonymous", "owner", "admin"):
+        shown = http.get(f"/api/v1/matches/{played}", headers=world.headers(caller)).json()
+        assert shown["result"]["luck"] is None
+        assert [None, None] == [s["luck"] for s in shown["seats"]]
+        (listed,) = http.get("/api/v1/matches", params={"before": played + 1, "limit": 1}).json()[
+            "matches"
+        ]
+        assert (played, None) == (listed["id"], listed["result"]["luck"])
+    waiting = http.get(log, headers=world.headers("owner"))
+    assert 409 == waiting.status_code
+    assert "duplicate group" in waiting.json()["error"]
+    with unit_of_work(world.league.sessions) as session:
+        _finish(session, world.league, playing, group=77, rotation=1, logs=False)
+    shown = http.get(f"/api/v1/matches/{played}").json()
+    assert [0.25, -0.25] == shown["result"]["luck"] == [s["luck"] for s in shown["seats"]]
+    assert LOGS[0] == http.get(log, headers=world.headers("owner")).content
+
+
 def test_matches_never_show_their_seed_or_log_hashes(world: World, http: httpx.Client) -> None:
     """Neither the list nor a match's page holds the deal seed or where the seats' logs are."""
     listed = http.get("/api/v1/matches", params={"bot": "alpha"})
