@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import errno
 import os
 import threading
 import time
@@ -78,6 +79,38 @@ class FaultKind(Enum):
     """A malformed answer: not decodable, wrong number of actions, or the bot raised."""
     ILLEGAL = "illegal"
     """A well-formed action the rules refused."""
+
+
+DESCRIPTORS_PER_SEAT = 24
+"""File descriptors a seat may need while its bot starts and plays (its process or container,
+its pipes and log, its socket and gRPC channel), with room to spare."""
+
+
+def check_descriptors(needed: int) -> None:
+    """Refuse to start a match the process has too few file descriptors left for.
+
+    gRPC's core aborts the whole process when it cannot make a descriptor for a channel, so a
+    match is refused here, as the ``OSError`` (``EMFILE``) a full table would raise, before
+    any bot is started: the caller treats it as the host's failure and tries again later.
+
+    Raises:
+        OSError: fewer than ``needed`` descriptors are left under ``RLIMIT_NOFILE``.
+    """
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return
+    try:
+        used = len(os.listdir("/proc/self/fd"))
+    except FileNotFoundError:  # no /proc (not Linux): nothing to count
+        return
+    if soft - used < needed:
+        raise OSError(
+            errno.EMFILE,
+            f"{os.strerror(errno.EMFILE)}: {used} of {soft} descriptors in use, a match needs"
+            f" {needed} more",
+        )
 
 
 NOTICE_FLOOR_MS = 50
@@ -293,6 +326,7 @@ class _Match:
         return self._threads
 
     def start(self) -> None:
+        check_descriptors(DESCRIPTORS_PER_SEAT * len(self.seats))
         for _ in self._pool().map(self._start_seat, self.seats):
             pass
 

@@ -73,17 +73,26 @@ from arena.league._bots import (
     seat_name,
     seat_names,
 )
-from arena.league._db import unit_of_work
+from arena.league._db import unit_of_work, utcnow
 from arena.league._errors import Conflict, LeagueError, NotFound
 from arena.league._executor import (
     DEFAULT_LEASE,
+    HOST_RETRY_AFTER,
     MAX_ATTEMPTS,
     abandoned_result,
     default_worker,
     release_match,
+    retry_after,
 )
 from arena.league._home import League
-from arena.league._matches import Match, MatchSeat, MatchStatus, claim_match, renew_lease
+from arena.league._matches import (
+    Match,
+    MatchSeat,
+    MatchStatus,
+    claim_match,
+    claimable,
+    renew_lease,
+)
 from arena.league._referee import RefereeRefused, check_replay, forfeited_seats, replay_players
 from arena.league._results import record_abandoned, record_result
 from arena.league._validation import (
@@ -346,11 +355,15 @@ def record_for_worker(
         raise Conflict(f"{worker} no longer holds match {match_id}: its result is not counted")
 
 
-def fail_for_worker(session: Session, match_id: int, worker: str, claim: str, error: str) -> bool:
+def fail_for_worker(
+    session: Session, match_id: int, worker: str, claim: str, error: str, *, host: bool = False
+) -> bool:
     """A match the worker failed to play by the arena's fault: requeued, or void at the last.
 
-    As the local executor's: back to the queue, until its :data:`MAX_ATTEMPTS`-th attempt,
-    which is finished as void with ``error``. True if it was requeued.
+    As the local executor's: back to the queue after a back-off (``retry_after``), until its
+    :data:`MAX_ATTEMPTS`-th attempt, which is finished as void with ``error``; a failure of
+    the worker's own resources (``host``: no descriptor left, a full disk) gives its attempt
+    back, waits ``HOST_RETRY_AFTER`` and never voids it. True if it was requeued.
 
     Raises:
         Conflict: the claim no longer holds the match.
@@ -361,8 +374,11 @@ def fail_for_worker(session: Session, match_id: int, worker: str, claim: str, er
     )
     if attempts is None:
         raise Conflict(f"{worker} no longer holds match {match_id}")
+    if host:
+        release_match(session, match_id, claim, wait=HOST_RETRY_AFTER, refund=True)
+        return True
     if attempts < MAX_ATTEMPTS:
-        release_match(session, match_id, claim)
+        release_match(session, match_id, claim, wait=retry_after(attempts))
         return True
     names = seat_names(session, match_id)
     record_abandoned(session, match_id, claim, abandoned_result(names, error, attempts))
@@ -623,7 +639,7 @@ class CeleryExecutor:
             versions = waiting_versions(session, limit=_PUBLISH_BATCH) if self.validation else []
             matches = session.execute(
                 select(Match.id, Match.attempts)
-                .where(Match.status == MatchStatus.QUEUED)
+                .where(claimable(utcnow()))  # not those backing off after a failure
                 .order_by(Match.id)
                 .limit(_PUBLISH_BATCH)
             ).all()

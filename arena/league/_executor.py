@@ -19,14 +19,20 @@ cancelled and handed back to the queue by their lease holder (:func:`release_mat
 validations still running have their lease ended, so another validator starts them again.
 
 A match whose play fails by the arena's own fault (not a bot's: those are faults in its
-result) goes back to the queue; after :data:`MAX_ATTEMPTS` attempts it is finished as void
-with the error, so that one broken match cannot occupy the slots for ever.
+result) goes back to the queue, to wait :func:`retry_after` its attempt before it is claimed
+again (twice as long at each attempt); after :data:`MAX_ATTEMPTS` attempts it is finished as
+void with the error, so that one broken match cannot occupy the slots for ever. A failure of
+the host's own resources (no descriptor left, a full disk: :func:`host_fault`) says nothing
+about the match: its attempt is given back and it waits :data:`HOST_RETRY_AFTER`, however
+often it happens, so that a stranger who exhausts the server's descriptors cannot make the
+league throw matches away (issue 24, finding 4).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import errno
 import logging
 import os
 import shutil
@@ -64,10 +70,13 @@ from flipflop import BotManifest, MatchConfig
 
 __all__ = [
     "DEFAULT_LEASE",
+    "HOST_RETRY_AFTER",
     "MAX_ATTEMPTS",
     "LocalExecutor",
     "end_validation_lease",
+    "host_fault",
     "release_match",
+    "retry_after",
 ]
 
 logger = logging.getLogger(__name__)
@@ -77,6 +86,14 @@ DEFAULT_LEASE = dt.timedelta(seconds=60)
 it, so a stall of two thirds of it, not one heartbeat, loses the match."""
 MAX_ATTEMPTS = 5
 """Attempts after which a match the arena keeps failing to play is finished as void."""
+RETRY_BASE = dt.timedelta(seconds=2)
+"""How long a match waits after its first failed attempt; each further one doubles it."""
+RETRY_MOST = dt.timedelta(minutes=5)
+"""The longest a failed match waits before it may be claimed again."""
+HOST_RETRY_AFTER = dt.timedelta(seconds=10)
+"""How long a match waits after a failure of the host's own resources (its attempt back)."""
+_HOST_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOSPC, errno.ENOMEM, errno.EDQUOT})
+_HOST_WORDS = tuple(os.strerror(n) for n in sorted(_HOST_ERRNOS))
 _RENEWALS = 3
 """Heartbeats per lease."""
 _CANCEL_WITHIN_S = 10.0
@@ -86,13 +103,58 @@ _WORKER_MAX = 100
 """The longest worker name (a lease owner is 128 characters; the slot's suffix is added)."""
 
 
-def release_match(session: Session, match_id: int, worker: str) -> bool:
+def retry_after(attempt: int, base: dt.timedelta = RETRY_BASE) -> dt.timedelta:
+    """How long a match whose ``attempt``-th attempt failed waits before it is claimed again.
+
+    ``base`` after the first, twice as long after each further one, at most :data:`RETRY_MOST`.
+    """
+    wait: dt.timedelta = base * 2 ** max(0, min(attempt - 1, 20))
+    return min(wait, RETRY_MOST)
+
+
+def host_fault(error: BaseException) -> bool:
+    """Whether ``error`` is the host's own resources running out, not the match's fault.
+
+    No descriptor or memory left, a full disk or quota (``EMFILE``, ``ENFILE``, ``ENOMEM``,
+    ``ENOSPC``, ``EDQUOT``), found on the error or anything it was raised from, or in its
+    message (a gRPC or sandbox error that quotes the system's words).
+    """
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in _HOST_ERRNOS:
+            return True
+        if any(words in str(current) for words in _HOST_WORDS):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def release_match(
+    session: Session,
+    match_id: int,
+    worker: str,
+    *,
+    wait: dt.timedelta | None = None,
+    refund: bool = False,
+    now: dt.datetime | None = None,
+) -> bool:
     """Hand a running match ``worker`` holds back to the queue; False if it does not hold it.
 
     The graceful counterpart of a lease running out: one conditional ``UPDATE`` (as
     ``renew_lease``), so a match another worker holds, or one already finished, is left
-    alone. ``attempts`` keeps counting the attempt that was given up.
+    alone. ``attempts`` keeps counting the attempt that was given up, unless ``refund`` (the
+    host failed, not the match). With ``wait``, nobody claims it before that much time has
+    passed (a back-off: its ``lease_expires`` is then when it may be claimed again).
     """
+    values: dict[str, Any] = {
+        "status": MatchStatus.QUEUED,
+        "lease_owner": None,
+        "lease_expires": None if wait is None else (now or utcnow()) + wait,
+    }
+    if refund:
+        values["attempts"] = Match.attempts - 1
     released = session.execute(
         update(Match)
         .where(
@@ -100,7 +162,7 @@ def release_match(session: Session, match_id: int, worker: str) -> bool:
             Match.status == MatchStatus.RUNNING,
             Match.lease_owner == worker,
         )
-        .values(status=MatchStatus.QUEUED, lease_owner=None, lease_expires=None)
+        .values(**values)
         .returning(Match.id)
         .execution_options(synchronize_session=False)
     ).scalar_one_or_none()
@@ -191,6 +253,10 @@ class LocalExecutor:
         clock: the bots' time limits.
         validation: validate versions (ahead of matches) as well as play matches.
         poll: how often an idle slot looks for work, in seconds (:meth:`wake` wakes it).
+        retry_base: how long a match waits after its first failed attempt (doubling at
+            each further one, :func:`retry_after`).
+        host_retry_after: how long a match waits after a failure of the host's own
+            resources (:func:`host_fault`).
 
     Example::
 
@@ -213,6 +279,8 @@ class LocalExecutor:
         clock: TimeControl | None = None,
         validation: bool = True,
         poll: float = 1.0,
+        retry_base: dt.timedelta = RETRY_BASE,
+        host_retry_after: dt.timedelta = HOST_RETRY_AFTER,
     ) -> None:
         if slots < 1:
             raise ValueError(f"an executor needs at least 1 slot, not {slots}")
@@ -227,6 +295,8 @@ class LocalExecutor:
         self.clock = clock or TimeControl()
         self.validation = validation
         self.poll = poll
+        self.retry_base = retry_base
+        self.host_retry_after = host_retry_after
         self._slots = [_Slot(i, f"{self.worker}/{i}") for i in range(slots)]
         self._lock = threading.Lock()
         self._work = threading.Condition(self._lock)
@@ -428,7 +498,7 @@ class LocalExecutor:
             return "released"
         except Exception as e:
             logger.exception("match %d failed by the arena's fault", claimed.id, extra=fields)
-            self._fail(slot, claimed, names, f"{type(e).__name__}: {e}")
+            self._fail(slot, claimed, names, f"{type(e).__name__}: {e}", host=host_fault(e))
             return "error"
         try:
             with unit_of_work(self.league.sessions) as session:
@@ -441,9 +511,12 @@ class LocalExecutor:
                     logs_sha256=logs,
                     fault_limits=self.league.config.faults,
                 )
-        except Exception:
+        except Exception as e:
             logger.exception("match %d: its result could not be recorded", claimed.id)
-            self._release(slot, claimed.id)
+            if host_fault(e):
+                self._release(slot, claimed.id, self.host_retry_after, refund=True)
+            else:
+                self._release(slot, claimed.id, retry_after(claimed.attempt, self.retry_base))
             return "error"
         if not counted:
             logger.warning("match %d: result discarded, the lease was lost", claimed.id)
@@ -483,17 +556,45 @@ class LocalExecutor:
         bots = [seat_manifest(self.league, bot, number, sha) for bot, number, sha in rows]
         return bytes.fromhex(seed), bots
 
-    def _release(self, slot: _Slot, match_id: int) -> None:
+    def _release(
+        self,
+        slot: _Slot,
+        match_id: int,
+        wait: dt.timedelta | None = None,
+        *,
+        refund: bool = False,
+    ) -> None:
         try:
             with unit_of_work(self.league.sessions) as session:
-                release_match(session, match_id, slot.owner)
+                release_match(session, match_id, slot.owner, wait=wait, refund=refund)
         except Exception:  # its lease runs out instead
             logger.exception("match %d could not be released", match_id)
 
-    def _fail(self, slot: _Slot, claimed: ClaimedMatch, names: Sequence[str], error: str) -> None:
-        """A match the arena failed to play: back to the queue, or void after the last try."""
+    def _fail(
+        self,
+        slot: _Slot,
+        claimed: ClaimedMatch,
+        names: Sequence[str],
+        error: str,
+        *,
+        host: bool = False,
+    ) -> None:
+        """A match the arena failed to play: back to the queue, or void after the last try.
+
+        ``host``: the host's own resources failed (``host_fault``): the match is never
+        abandoned for it, its attempt is given back and it waits ``host_retry_after``.
+        """
+        if host:
+            logger.warning(
+                "match %d: the host ran out of resources; retried in %s",
+                claimed.id,
+                self.host_retry_after,
+                extra={"match": claimed.id},
+            )
+            self._release(slot, claimed.id, self.host_retry_after, refund=True)
+            return
         if claimed.attempt < MAX_ATTEMPTS:
-            self._release(slot, claimed.id)
+            self._release(slot, claimed.id, retry_after(claimed.attempt, self.retry_base))
             return
         result = abandoned_result(names, error, claimed.attempt)
         try:

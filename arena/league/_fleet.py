@@ -46,6 +46,7 @@ from arena._errors import BrokerUnavailable
 from arena._runner import MatchCancelled, TimeControl, run_match
 from arena._text import hide_password
 from arena.league._bots import StepKind, VersionStatus
+from arena.league._executor import host_fault
 from arena.league._uploads import UploadLimits
 from arena.league._validation import StepResult, ValidationTable, renewing, run_validation
 from arena.league._versions import cached_source
@@ -305,7 +306,12 @@ class FleetPlayer:
             return "lost"
         except Exception as e:
             logger.exception("match %d failed by the arena's fault", match_id)
-            self.post(f"/matches/{match_id}/fail", claim, error=f"{type(e).__name__}: {e}")
+            self.post(
+                f"/matches/{match_id}/fail",
+                claim,
+                error=f"{type(e).__name__}: {e}",
+                host=host_fault(e),
+            )
             return "error"
         finally:
             cancel.set()

@@ -45,6 +45,7 @@ __all__ = [
     "MatchSeat",
     "MatchStatus",
     "claim_match",
+    "claimable",
     "enqueue_match",
     "finish_match",
     "renew_lease",
@@ -169,6 +170,9 @@ def claim_match(
     With ``match_id``, only that match is claimed, if it is queued (a fleet worker claims
     the match its task names: a task delivered twice, or after the match was played, finds
     it running or finished and gets None).
+
+    A queued match whose ``lease_expires`` lies ahead is backing off after a failure
+    (:func:`~arena.league.release_match`'s ``retry_after``): it is not claimed before then.
     """
     now = now or utcnow()
     expires = now + lease
@@ -176,7 +180,7 @@ def claim_match(
     if target is None:
         target = (
             select(Match.id)
-            .where(Match.status == MatchStatus.QUEUED)
+            .where(claimable(now))
             .order_by(Match.id)
             .limit(1)
             .with_for_update(skip_locked=True)
@@ -184,7 +188,7 @@ def claim_match(
         )
     claimed = session.execute(
         update(Match)
-        .where(Match.id == target, Match.status == MatchStatus.QUEUED)
+        .where(Match.id == target, claimable(now))
         .values(
             status=MatchStatus.RUNNING,
             lease_owner=worker,
@@ -261,6 +265,13 @@ def finish_match(
         .returning(Match.id)
     ).scalar_one_or_none()
     return finished is not None
+
+
+def claimable(now: dt.datetime) -> Any:
+    """Queued matches that may be claimed at ``now``: none backing off past it."""
+    return (Match.status == MatchStatus.QUEUED) & (
+        Match.lease_expires.is_(None) | (Match.lease_expires <= now)
+    )
 
 
 def requeue_expired(session: Session, *, now: dt.datetime | None = None) -> list[int]:

@@ -123,9 +123,14 @@ class Claimed(BaseModel):
 
 
 class Failure(Claimed):
-    """A match the worker failed to play by the arena's fault, and why."""
+    """A match the worker failed to play by the arena's fault, and why.
+
+    ``host``: the worker's own resources ran out (no descriptor left, a full disk), which
+    says nothing about the match: it is never made void for it.
+    """
 
     error: str
+    host: bool = False
 
 
 class Ticket(BaseModel):
@@ -249,7 +254,9 @@ def add_worker_routes(app: FastAPI, league: League, rules: FleetRules) -> None:
     def worker_fail(match_id: int, body: Failure, worker: WorkerName) -> dict[str, bool]:
         """A failure of the arena's: the match is requeued, or void after its last attempt."""
         with unit_of_work(league.sessions) as session:
-            requeued = fail_for_worker(session, match_id, worker, body.claim, body.error)
+            requeued = fail_for_worker(
+                session, match_id, worker, body.claim, body.error, host=body.host
+            )
         return {"requeued": requeued}
 
     @app.post(f"{WORKER_PREFIX}/versions/{{version_id}}/claim")

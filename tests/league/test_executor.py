@@ -8,9 +8,11 @@ league; ``test_service.py`` and ``test_crash.py`` use them too.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
 import os
 import random
+import resource
 import secrets
 import shutil
 import time
@@ -46,7 +48,9 @@ from arena.league._executor import (
     MAX_ATTEMPTS,
     LocalExecutor,
     end_validation_lease,
+    host_fault,
     release_match,
+    retry_after,
 )
 from arena.league._results import VersionStats, league_status
 from arena.league._scheduler import schedule
@@ -207,6 +211,7 @@ def executor(league: League, sandbox: Sandbox, tmp_path: Path, **kwargs: object)
         "config": SHORT,
         "validation": False,
         "poll": 0.2,
+        "retry_base": dt.timedelta(seconds=0.1),  # the back-off, short for the tests
     }
     options.update(kwargs)
     return LocalExecutor(league, sandbox, **options)  # type: ignore[arg-type]
@@ -382,6 +387,73 @@ def test_a_match_the_arena_cannot_play_is_abandoned_after_max_attempts(
     assert {"error": MAX_ATTEMPTS} == ex.status()["played"]
     with unit_of_work(league.sessions) as session:
         assert 1 == league_status(session).finished  # counted with the void matches
+
+
+def test_retries_back_off_twice_as_long_each_time_to_a_bound() -> None:
+    """Issue 24, finding 4: a failed match waits before its next attempt, doubling each time."""
+    base = dt.timedelta(seconds=2)
+    assert [2, 4, 8, 16] == [retry_after(a, base).total_seconds() for a in range(1, 5)]
+    assert dt.timedelta(minutes=5) == retry_after(40, base)
+
+
+def test_the_hosts_own_failures_are_told_from_the_matchs() -> None:
+    """EMFILE, ENFILE, ENOMEM, ENOSPC, EDQUOT, raised or quoted, are the host's; others not."""
+    e = errno
+    for code in (e.EMFILE, e.ENFILE, e.ENOMEM, e.ENOSPC, e.EDQUOT):
+        assert host_fault(OSError(code, os.strerror(code)))
+    try:
+        raise RuntimeError("starting the bot failed") from OSError(e.EMFILE, "x")
+    except RuntimeError as chained:
+        assert host_fault(chained)
+    assert host_fault(RuntimeError("grpc: [Errno 24] Too many open files"))
+    assert not host_fault(OSError(e.ENOENT, "No such file or directory"))
+    assert not host_fault(ValueError("match 3 has no deal seed"))
+
+
+def test_a_match_the_host_has_no_descriptors_for_is_retried_never_made_void(
+    league: League, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """Issue 24, finding 4: with the process out of descriptors, matches wait; none is void.
+
+    The test takes every descriptor the process may open (a stranger's slow connections did
+    it to a served league) while the executor tries to play: each attempt fails with EMFILE.
+    It fails more often than MAX_ATTEMPTS, yet no match is abandoned: the host's failures
+    give their attempt back. Once descriptors are free again, every match is played and
+    counted. Before the fix each match was retried at once and made void at its 5th failure.
+    """
+    add_versions(league, [bundled(name) for name in ("greedy", "counter", "random")])
+    queue_group(league, 3)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    ex = executor(league, sandbox, tmp_path, slots=1, host_retry_after=dt.timedelta(seconds=0.1))
+    hogged: list[int] = []
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, 1024), hard))
+    try:
+        # The pool's connections (a slot's and the heartbeat's), opened while we can.
+        with unit_of_work(league.sessions), unit_of_work(league.sessions):
+            pass
+        while True:
+            try:
+                hogged.append(os.open(os.devnull, os.O_RDONLY))
+            except OSError as exc:
+                assert errno.EMFILE == exc.errno
+                break
+        ex.start()
+        wait_for(
+            f"{MAX_ATTEMPTS + 2} failed attempts",
+            lambda: ex.status()["played"].get("error", 0) > MAX_ATTEMPTS + 1,
+        )
+    finally:
+        for fd in hogged:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    try:
+        wait_for("every match played", lambda: statuses(league) == {MatchStatus.FINISHED: 3})
+    finally:
+        ex.stop(grace=60)
+    rows = matches(league)
+    assert [False] * 3 == [bool(m.result and m.result["void"]) for m in rows]
+    assert [1, 1, 1] == [m.attempts for m in rows]  # every EMFILE gave its attempt back
+    assert [True] * 3 == [m.result_seq is not None for m in rows]
 
 
 def test_validation_goes_ahead_of_queued_matches(
