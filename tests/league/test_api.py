@@ -657,10 +657,8 @@ def test_a_rotations_logs_and_luck_wait_for_its_whole_duplicate_group(
         )
         played = enqueue_match(session, pair, now=NOW)
         _finish(session, world.league, played, group=77, rotation=0, logs=True)
-        session.get_one(Match, played).result = {
-            **session.get_one(Match, played).result,
-            "luck": [0.25, -0.25],
-        }
+        row = session.get_one(Match, played)
+        row.result = {**(row.result or {}), "luck": [0.25, -0.25]}
         for seat in session.scalars(select(MatchSeat).where(MatchSeat.match_id == played)):
             seat.luck = 0.25 if seat.seat == 0 else -0.25
         playing = _queued(session, pair[::-1], group=77, rotation=1)
