@@ -10,6 +10,8 @@ Hierarchy::
     ├── ResultsError            an output directory that cannot be read or written
     ├── BrokerUnavailable       the Celery fleet's broker does not answer (``arena run
     │                           --executor celery``)
+    ├── BrokerRefused           a broker URL refused: not Redis, or no password for a
+    │                           broker on another machine
     ├── ViewerError             a stored replay the web's viewer cannot show (also a
     │   │                       ValueError; ``arena/web/_viewer.py``)
     │   └── NoSuchHand          a hand the replay does not have
@@ -24,6 +26,7 @@ from __future__ import annotations
 
 __all__ = [
     "ArenaError",
+    "BrokerRefused",
     "BrokerUnavailable",
     "LeagueError",
     "PlanError",
@@ -55,6 +58,10 @@ class ResultsError(ArenaError):
 
 class BrokerUnavailable(ArenaError):
     """The Celery fleet's broker does not answer."""
+
+
+class BrokerRefused(ArenaError):
+    """A Celery broker URL the arena will not use: not Redis, or open to anyone who reaches it."""
 
 
 class LeagueError(ArenaError):

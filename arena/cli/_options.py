@@ -12,7 +12,9 @@ from arena._runner import TimeControl
 F = TypeVar("F", bound=Callable[..., Any])
 
 __all__ = [
+    "checked_broker",
     "executor_options",
+    "insecure_broker_option",
     "league_sandbox_option",
     "log_level_option",
     "runtime_option",
@@ -79,15 +81,42 @@ def time_options(f: F) -> F:
     )(f)
 
 
+def insecure_broker_option(f: F) -> F:
+    """``--insecure-broker``: take a broker on another machine without a password."""
+    return click.option(
+        "--insecure-broker",
+        is_flag=True,
+        help="Take a broker on another machine that has no password (a network of your own "
+        "only: whoever reaches it reads the messages and can stop the workers).",
+    )(f)
+
+
+def checked_broker(broker: str, insecure: bool) -> str:
+    """``broker`` if the fleet may use it (``check_broker``); else a usage error (exit 2)."""
+    from arena._errors import BrokerRefused
+    from arena.league._fleet import check_broker  # Celery: only when used
+
+    try:
+        check_broker(broker, insecure=insecure)
+    except BrokerRefused as e:
+        raise click.UsageError(str(e)) from e
+    return broker
+
+
 def executor_options(who: str) -> Callable[[F], F]:
-    """``--executor local|celery`` and ``--broker URL``; ``who`` names this machine's players."""
+    """``--executor local|celery``, ``--broker URL``, ``--insecure-broker``.
+
+    ``who`` names this machine's players.
+    """
 
     def decorate(f: F) -> F:
+        f = insecure_broker_option(f)
         f = click.option(
             "--broker",
             metavar="URL",
             envvar="ARENA_BROKER",
-            help="With --executor celery: the fleet's Celery broker, redis://HOST:PORT/N.",
+            help="With --executor celery: the fleet's Celery broker, redis://:PASSWORD@HOST:PORT/N "
+            "(or rediss://, over TLS); without a password only on this machine's loopback.",
         )(f)
         return click.option(
             "--executor",

@@ -24,7 +24,13 @@ from arena._runner import TimeControl
 from arena._sprt import SprtDecision, SprtResult, SprtSpec, run_sprt, saved_sprt
 from arena._text import clean, hide_password
 from arena.cli._errors import ArenaCliError
-from arena.cli._options import executor_options, runtime_option, sandbox_option, time_options
+from arena.cli._options import (
+    checked_broker,
+    executor_options,
+    runtime_option,
+    sandbox_option,
+    time_options,
+)
 from arena.cli._table import STANDINGS_LEGEND, standings_table
 from arena.sandbox import Sandbox, SandboxLimits, choose_sandbox
 from flipflop import MatchConfig
@@ -215,6 +221,7 @@ def run(
     max_sets: int,
     executor: str,
     broker: str | None,
+    insecure_broker: bool,
     listen: str,
 ) -> None:
     """Play a local ladder of BOTS and print the standings.
@@ -234,7 +241,7 @@ def run(
         arena run --resume                  # continue the latest run as it was started
         arena run --out runs/today --resume
         arena run ./mybot greedy counter random --table-size 3 --sprt mybot greedy --delta 0.2
-        arena run --matches 2000 --executor celery --broker redis://redis:6379/0 \\
+        arena run --matches 2000 --executor celery --broker redis://:PASSWORD@redis:6379/0 \\
             --listen 0.0.0.0:8100      # then: arena worker --league http://THISHOST:8100 …
     """
     # Wide enough for the table when the output is a file or a pipe, not a terminal.
@@ -301,7 +308,7 @@ def run(
                 test.check(spec)
             except PlanError as e:
                 raise click.UsageError(str(e)) from e
-        fleet = _fleet_options(executor, broker, listen, sandbox)
+        fleet = _fleet_options(executor, broker, listen, sandbox, insecure_broker)
         if fleet is not None and (test is not None or trust_dockerfile):
             raise click.UsageError(
                 "--executor celery plays ladders: not --sprt or --trust-dockerfile"
@@ -411,7 +418,7 @@ def sandbox_kind(sandbox: str) -> str:
 
 
 def _fleet_options(
-    executor: str, broker: str | None, listen: str, sandbox: str
+    executor: str, broker: str | None, listen: str, sandbox: str, insecure_broker: bool
 ) -> FleetOptions | None:
     """How the ladder reaches its fleet (None: it plays here); the workers' token printed."""
     if executor == "local":
@@ -420,6 +427,7 @@ def _fleet_options(
         return None
     if not broker:
         raise click.UsageError("--executor celery needs --broker redis://HOST:PORT/N")
+    checked_broker(broker, insecure_broker)
     host, _, port = listen.rpartition(":")
     if not host or not port.isdigit():
         raise click.UsageError(f"--listen is HOST:PORT, not {listen!r}")

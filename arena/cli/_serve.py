@@ -30,6 +30,7 @@ from arena._errors import SandboxUnavailable
 from arena._runner import TimeControl
 from arena.cli._errors import ArenaCliError
 from arena.cli._options import (
+    checked_broker,
     executor_options,
     league_sandbox_option,
     log_level_option,
@@ -200,6 +201,7 @@ def serve(
     schedule: bool,
     executor: str,
     broker: str | None,
+    insecure_broker: bool,
     republish: float,
     max_connections: int,
     max_connections_per_client: int,
@@ -220,7 +222,7 @@ def serve(
     Examples:
         arena league serve ./myleague
         arena league serve ./myleague --host 0.0.0.0 --port 8080 --slots 8
-        arena league serve ./myleague --executor celery --broker redis://redis:6379/0
+        arena league serve ./myleague --executor celery --broker redis://:PASSWORD@redis:6379/0
     """
     # Imported here: the web stack is needed by this command alone.
     import uvicorn
@@ -231,6 +233,8 @@ def serve(
         raise click.UsageError("--executor celery needs --broker redis://HOST:PORT/N")
     if executor == "local" and broker:
         raise click.UsageError("--broker is for --executor celery")
+    if broker:
+        checked_broker(broker, insecure_broker)
     setup_logging(log_level.upper())
     if sandbox == "process-unsafe":
         click.secho(PROCESS_SANDBOX_WARNING, fg="red", bold=True, err=True)

@@ -24,7 +24,13 @@ import click
 import httpx
 
 from arena.cli._errors import ArenaCliError
-from arena.cli._options import league_sandbox_option, log_level_option, runtime_option
+from arena.cli._options import (
+    checked_broker,
+    insecure_broker_option,
+    league_sandbox_option,
+    log_level_option,
+    runtime_option,
+)
 from arena.cli._serve import PROCESS_SANDBOX_WARNING, open_sandbox
 from arena.league._metrics import setup_logging
 
@@ -47,7 +53,8 @@ def _default_cache() -> Path:
     required=True,
     metavar="URL",
     envvar="ARENA_BROKER",
-    help="The fleet's Celery broker: redis://HOST:PORT/N.",
+    help="The fleet's Celery broker: redis://:PASSWORD@HOST:PORT/N (or rediss://, over TLS); "
+    "without a password only on this machine's loopback.",
 )
 @click.option(
     "--league",
@@ -86,9 +93,11 @@ def _default_cache() -> Path:
     default=None,
     help="Where bots' sources are kept by content hash.  [default: ~/.cache/arena/worker]",
 )
+@insecure_broker_option
 @log_level_option
 def worker(
     broker: str,
+    insecure_broker: bool,
     league_url: str,
     token: str,
     concurrency: int,
@@ -109,11 +118,13 @@ def worker(
     \b
     Examples:
         export ARENA_WORKER_TOKEN=ffw_…      # from: arena league worker add box1
-        arena worker --broker redis://redis:6379/0 --league http://league:8000 --concurrency 8
+        arena worker --broker redis://:PASSWORD@redis:6379/0 --league http://league:8000 \\
+            --concurrency 8
     """
     # Imported here: Celery is needed by this command alone.
     from arena.league._fleet import FleetPlayer, fleet_app, worker_queues
 
+    checked_broker(broker, insecure_broker)
     setup_logging(log_level.upper())
     logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per call to the league
     if sandbox == "process-unsafe":

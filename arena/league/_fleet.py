@@ -31,18 +31,21 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
+import ipaddress
 import logging
 import shutil
+import ssl
 import tempfile
 import threading
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 from celery import Celery
 
-from arena._errors import BrokerUnavailable
+from arena._errors import BrokerRefused, BrokerUnavailable
 from arena._runner import MatchCancelled, TimeControl, run_match
 from arena._text import hide_password
 from arena.league._bots import StepKind, VersionStatus
@@ -61,6 +64,7 @@ __all__ = [
     "FleetApp",
     "FleetPlayer",
     "WorkerRefused",
+    "check_broker",
     "fleet_app",
     "match_queue",
     "validation_queue",
@@ -113,9 +117,53 @@ def worker_queues(sandbox_kind: str, *, ladder: bool = False) -> list[str]:
     return [validation_queue(sandbox_kind), match_queue(sandbox_kind)]
 
 
+def check_broker(broker: str, *, insecure: bool = False) -> None:
+    """Refuse a broker URL that anyone who reaches the broker could use (issue 24, finding 9).
+
+    Whoever reaches a Redis without a password lists the workers, reads every message and can
+    stop the fleet, so a broker URL must carry a password (``redis://:PASSWORD@HOST:6379/0``,
+    or ``USER:PASSWORD@`` for a Redis ACL user), unless the broker is on this machine's
+    loopback, or ``insecure`` (``--insecure-broker``) says the network is the operator's own.
+    ``rediss://`` (Redis over TLS) is accepted as ``redis://`` is.
+
+    Raises:
+        BrokerRefused: not a Redis URL, or no password for a broker on another machine.
+    """
+    parts = urlsplit(broker)
+    if parts.scheme not in ("redis", "rediss"):
+        raise BrokerRefused(
+            "the fleet's broker is Redis: redis://HOST:PORT/N or rediss://"
+            f" (got {hide_password(broker)})"
+        )
+    host = parts.hostname or "localhost"
+    if parts.password or insecure or _loopback(host):
+        return
+    raise BrokerRefused(
+        f"the broker {hide_password(broker)} has no password: anyone who reaches it could read"
+        " the fleet's messages and stop its workers; give it one (redis://:PASSWORD@HOST:PORT/N,"
+        " docs/deploy.md), or say --insecure-broker on a network of your own"
+    )
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 def fleet_app(broker: str) -> FleetApp:
-    """The Celery app of a fleet on ``broker`` (``redis://HOST:PORT/N``), with its task."""
+    """The Celery app of a fleet on ``broker`` (``redis://HOST:PORT/N``), with its task.
+
+    Workers take no remote control commands (``celery control``, ``broadcast("shutdown")``):
+    the broker delivers work, nothing more. A ``rediss://`` URL without ``ssl_cert_reqs``
+    verifies the broker's certificate.
+    """
     app = FleetApp("arena", broker=broker, set_as_current=False)
+    if urlsplit(broker).scheme == "rediss" and "ssl_cert_reqs" not in urlsplit(broker).query:
+        app.conf.broker_use_ssl = {"ssl_cert_reqs": ssl.CERT_REQUIRED}
     app.conf.update(
         task_serializer="json",
         accept_content=["json"],
@@ -132,6 +180,9 @@ def fleet_app(broker: str) -> FleetApp:
         broker_connection_max_retries=None,
         worker_hijack_root_logger=False,
         worker_send_task_events=False,
+        # No remote control: whoever reaches the broker could stop every worker with one
+        # broadcast (issue 24, finding 9).
+        worker_enable_remote_control=False,
         task_default_queue=match_queue("docker"),
     )
 

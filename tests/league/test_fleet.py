@@ -13,8 +13,10 @@ import dataclasses
 import hashlib
 import json
 import os
+import secrets
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -26,9 +28,12 @@ from typing import Any
 import httpx
 import pytest
 import redis
+from click.testing import CliRunner
 from sqlalchemy import select, update
 
+from arena._errors import BrokerRefused
 from arena._runner import TimeControl, run_match
+from arena.cli import main
 from arena.league import (
     BotVersion,
     League,
@@ -51,7 +56,7 @@ from arena.league import (
 )
 from arena.league._api import create_app, serve_in_thread
 from arena.league._dispatch import MATCH_JOB, VALIDATION_JOB, FleetRules, job_ticket
-from arena.league._fleet import FleetPlayer, _LeagueOverHttp
+from arena.league._fleet import FleetPlayer, _LeagueOverHttp, check_broker, fleet_app
 from arena.league._validation import StepResult, ValidationTable, run_validation
 from arena.sandbox._docker import docker_available
 from flipflop import MatchConfig, to_jsonable
@@ -91,10 +96,12 @@ pytestmark = pytest.mark.skipif(
 class RedisServer:
     """A ``redis-server`` of this test's own, on a free port, without persistence."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, password: str = "") -> None:
         self.directory = directory
         self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.password = password
+        auth = f":{password}@" if password else ""
+        self.url = f"redis://{auth}127.0.0.1:{self.port}/0"
         self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
@@ -114,11 +121,12 @@ class RedisServer:
                     "",
                     "--appendonly",
                     "no",
+                    *(["--requirepass", self.password] if self.password else []),
                 ],
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
-        client = redis.Redis(port=self.port)
+        client = redis.Redis(port=self.port, password=self.password or None)
 
         def answers() -> bool:
             assert self.proc is not None and self.proc.poll() is None, "redis-server exited"
@@ -318,6 +326,78 @@ def test_matches_spread_over_both_workers_and_count_once(league: League, fleet: 
         assert rows[match_id].replay_sha256 is not None
         assert league.artifacts.exists(rows[match_id].replay_sha256 or "")
     assert check_counts_and_ratings(league) >= 2
+
+
+@pytest.mark.slow
+def test_a_worker_takes_no_remote_control_from_whoever_reaches_the_broker(
+    league: League, tmp_path: Path
+) -> None:
+    """Issue 24, finding 9: a broadcast "shutdown" stops no worker; the broker has a password.
+
+    The fleet runs on a Redis with a password (``--requirepass``), the URL carrying it. Who
+    reaches the broker and speaks Celery's remote control (``celery control``) gets no answer
+    to a ping, and its "shutdown" leaves the worker playing. Before the fix the ping was
+    answered and the broadcast stopped the whole fleet.
+    """
+    broker = RedisServer(tmp_path / "redis", password="s3cret-" + secrets.token_hex(8))
+    broker.start()
+    fleet = Fleet(league, broker, tmp_path / "fleet")
+    fleet.directory.mkdir()
+    try:
+        add_versions(league, [bundled(name) for name in BOTS])
+        fleet.serve("--target-queued", "6")
+        worker = fleet.start_worker("w1", worker_token(league, "w1"))
+        wait_for("the worker to play a match", lambda: bool(fleet.played_by("w1")))
+        outsider = fleet_app(broker.url)
+        try:
+            assert [] == outsider.control.ping(timeout=3.0)
+            outsider.control.broadcast("shutdown")
+        finally:
+            outsider.close()
+        before = len(fleet.played_by("w1"))
+        wait_for(
+            "3 more matches after the broadcast", lambda: len(fleet.played_by("w1")) >= before + 3
+        )
+        assert worker.poll() is None, "the worker stopped"
+        fleet.stop_server()
+    finally:
+        fleet.close()
+        broker.stop()
+    check_counts_and_ratings(league)
+
+
+def test_a_broker_on_another_machine_needs_a_password(tmp_path: Path) -> None:
+    """Issue 24, finding 9: no broker without a password but on loopback, unless told so.
+
+    ``arena league serve``, ``arena worker`` and ``arena run --executor celery`` refuse a
+    ``redis://`` URL of another machine without a password (exit 2, one sentence), before
+    reaching for it; loopback, a password, or ``--insecure-broker`` pass the check.
+    """
+    open_broker = "redis://10.255.255.1:6379/0"
+    runner = CliRunner()
+    commands = [
+        ["league", "serve", str(tmp_path), "--executor", "celery", "--broker", open_broker],
+        ["worker", "--broker", open_broker, "--league", "http://127.0.0.1:9", "--token", "x"],
+        ["run", "random", "greedy", "counter", "--executor", "celery", "--broker", open_broker],
+    ]
+    for args in commands:
+        result = runner.invoke(main, args)
+        assert 2 == result.exit_code, (args, result.output)
+        assert f"the broker {open_broker} has no password" in result.output
+    for fine in (
+        "redis://127.0.0.1:6379/0",
+        "redis://localhost:6379/0",
+        "redis://[::1]:6379/0",
+        "redis://:pw@10.255.255.1:6379/0",
+        "rediss://arena:pw@broker.example:6380/0",
+    ):
+        check_broker(fine)
+    check_broker(open_broker, insecure=True)
+    with pytest.raises(BrokerRefused, match="the fleet's broker is Redis"):
+        check_broker("amqp://guest:guest@10.0.0.1//")
+    tls = fleet_app("rediss://:pw@broker.example:6380/0")  # over TLS, its certificate checked
+    assert {"ssl_cert_reqs": ssl.CERT_REQUIRED} == tls.conf.broker_use_ssl
+    tls.close()
 
 
 @pytest.mark.slow
