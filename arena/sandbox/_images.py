@@ -892,18 +892,19 @@ def check_requirements(file: Path) -> None:
     for line in _requirement_lines(file):
         if line.startswith("-"):
             raise SandboxError(
-                f"{file}: {line.split()[0]!r} is not allowed: only pinned requirements with "
+                f"{file.name}: {line.split()[0]!r} is not allowed: only pinned requirements with "
                 f"--hash= lines; {_HOW_TO_HASH}"
             )
         if not _REQUIREMENT.match(line) or "://" in line or " @ " in line:
             raise SandboxError(
-                f"{file}: {line.split()[0]!r} is not pinned as name==version; "
+                f"{file.name}: {line.split()[0]!r} is not pinned as name==version; "
                 f"every requirement must be pinned with hashes: {_HOW_TO_HASH}"
             )
         if "--hash=" not in line:
             raise SandboxError(
-                f"{file}: {line.split()[0]!r} has no --hash=: every requirement must be pinned "
-                f"with hashes, so that the arena installs exactly what was tested; {_HOW_TO_HASH}"
+                f"{file.name}: {line.split()[0]!r} has no --hash=: every requirement must be"
+                " pinned with hashes, so that the arena installs exactly what was tested;"
+                f" {_HOW_TO_HASH}"
             )
 
 
@@ -943,10 +944,13 @@ def _bot_wheels(file: Path, arch: str, log: Log) -> list[Path]:
             t0 = time.perf_counter()
             r = subprocess.run(args, capture_output=True, text=True, stdin=subprocess.DEVNULL)
             if r.returncode != 0:
+                # The bot's owner reads this: no path of the host in it (issue 24, finding 14).
                 tail = "\n".join(r.stderr.strip().splitlines()[-6:])
+                for path, shown in ((str(file.parent), "."), (str(where), "the wheel cache")):
+                    tail = tail.replace(path, shown)
                 raise SandboxError(
-                    f"cannot download the wheels of {file} (pip download --require-hashes, "
-                    f"CPython 3.11 {arch}):\n{tail}"
+                    f"cannot download the wheels of {file.name} (pip download --require-hashes,"
+                    f" CPython 3.11 {arch}):\n{tail}"
                 )
             done.write_text("", encoding="utf-8")
             log(f"downloaded the wheels of {file} in {time.perf_counter() - t0:.1f} s")

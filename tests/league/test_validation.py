@@ -525,3 +525,23 @@ def test_a_failed_npm_install_names_no_path_of_the_league(tmp_path: Path, workdi
         for path in (str(league.home), str(tmp_path), tempfile.gettempdir() + "/flipflop-npm-"):
             assert path not in detail
             assert path not in _log(league, info, StepKind.BUILD)
+
+
+def test_a_requirements_file_without_hashes_names_no_path_of_the_league(
+    tmp_path: Path, workdir: Path
+) -> None:
+    """Issue 24, finding 14 (pip's part): the build step's detail names the file, not its path.
+
+    It said ``<league home>/cache/sources/<sha256>/requirements.txt: 'six==1.17.0' has no
+    --hash=…``, which the bot's owner reads.
+    """
+    _require_docker()
+    bot = _copy(REPO / "bots" / "greedy", tmp_path)
+    (bot / "requirements.txt").write_text("six==1.17.0\n")
+    with _league(tmp_path, "") as league, contextlib.closing(DockerSandbox(log=print)) as box:
+        _submit(league, "greedy", bot)
+        assert VersionStatus.REJECTED == _validate(league, box, workdir)
+        info = _version(league, "greedy")
+        detail = info.steps[0].detail
+        assert detail.startswith("requirements.txt: 'six==1.17.0' has no --hash="), detail
+        assert str(league.home) not in detail and "/cache/" not in detail
