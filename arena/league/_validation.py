@@ -289,7 +289,7 @@ def validate_version(
     """
     if house is not None and not 2 <= len(house) <= 4:
         raise ValueError(f"a validation match needs 2 to 4 house bots, not {len(house)}")
-    held = _begin(
+    held = begin_validation(
         league,
         version_id,
         worker,
@@ -434,24 +434,6 @@ class LeagueLedger:
     def status(self) -> VersionStatus:
         """See :class:`Ledger`."""
         return _status(self.league, self.version_id)
-
-
-def begin_validation(
-    league: League,
-    version_id: int,
-    worker: str,
-    lease: dt.timedelta,
-    config: MatchConfig,
-    clock: TimeControl,
-) -> tuple[str, int, str, ValidationTable] | None:
-    """Start ``worker``'s validation of a version it claimed: its bot, number, source, table.
-
-    Earlier steps are forgotten. None if ``worker`` does not hold the version.
-
-    Raises:
-        NotFound: no such version.
-    """
-    return _begin(league, version_id, worker, lease, config, clock)
 
 
 # ---------------------------------------------------------------------- the steps
@@ -682,7 +664,7 @@ def _guarded(kind: StepKind, run: Callable[[], StepResult]) -> StepResult:
 # ---------------------------------------------------------------------- the database side
 
 
-def _begin(
+def begin_validation(
     league: League,
     version_id: int,
     worker: str,
@@ -692,9 +674,14 @@ def _begin(
     *,
     house: int | None = None,
 ) -> tuple[str, int, str, ValidationTable] | None:
-    """Start a validation from scratch: forget earlier steps; None if ``worker`` has no lease.
+    """Start ``worker``'s validation of a version it claimed: its bot, number, source, table.
 
-    Its bot, number, source and the table of its validation match.
+    It starts from scratch: earlier steps are forgotten. ``house``: the number of house
+    bots at its validation match's table, if the caller chose them (default: a drawn
+    table). None if ``worker`` does not hold the version.
+
+    Raises:
+        NotFound: no such version.
     """
     with unit_of_work(league.sessions) as session:
         row = session.execute(
