@@ -5,7 +5,8 @@ out with that seat on the default and counted for nobody, so that a league fault
 gone) costs no one a rating. But a bot can refuse to start on purpose, or by a bug that
 validation did not meet, and then every table it is seated at counts for nobody: one such
 bot stopped all rating in a league (issue 24, finding 1). So the seat that never started is
-charged: its ``match_seats.void_fault`` is set, and when a version has made
+charged (unless no seat started at all: the sandbox's failure, not a bot's): its
+``match_seats.void_fault`` is set, and when a version has made
 ``suspend_after`` of its latest ``window`` matches void that way (:class:`FaultLimits`,
 ``league.toml``'s ``[faults]``), it is **suspended**: out of play, the reason on its page, in
 ``arena versions`` and in ``/metrics`` (``arena_league_versions{status="suspended"}``); its
@@ -52,13 +53,20 @@ class FaultLimits:
 
 
 def void_causes(result: Mapping[str, Any]) -> dict[int, str]:
-    """The seats of a void result whose bot never started, each with what went wrong."""
+    """The seats of a void result whose bot never started, each with what went wrong.
+
+    None when no seat started at all: then the sandbox itself failed (Docker gone, the host
+    out of resources), the league's fault, and no bot is charged with it.
+    """
     if not result.get("void"):
+        return {}
+    seats = list(result.get("seats", ()))
+    if not any(seat.get("started", True) for seat in seats):
         return {}
     why = {int(f["seat"]): str(f.get("detail", "")) for f in result.get("faults", ())}
     return {
         int(seat["seat"]): why.get(int(seat["seat"]), "it never started")
-        for seat in result.get("seats", ())
+        for seat in seats
         if not seat.get("started", True)
     }
 

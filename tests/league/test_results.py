@@ -374,10 +374,16 @@ def test_void_matches_spread_over_more_than_the_window_suspend_nobody(
 
 
 def test_a_league_fault_charges_nobody(session: Session, make_versions: MakeVersions) -> None:
-    """A void match whose every seat started (the arena's own failure) is charged to no seat."""
+    """A void match is charged to no seat when no seat says it never started, or none started.
+
+    A sandbox that cannot start anything (Docker gone) leaves every seat unstarted: the
+    league's fault, not the bots'; else one Docker outage would suspend every version.
+    """
     seats = make_versions(session, 3)
-    for _ in range(4):
-        _play(session, seats, _record([1, 2, 3], void=True))
+    nobody = _record([1, 2, 3], void=True)
+    nobody["seats"] = [{"seat": s, "bot": f"b{s}", "started": False} for s in range(3)]
+    for record in [_record([1, 2, 3], void=True)] * 2 + [nobody] * 4:
+        _play(session, seats, record)
     assert [VersionStatus.ACTIVE] * 3 == [session.get_one(BotVersion, v).status for v in seats]
     assert 0 == session.scalar(select(func.count()).where(MatchSeat.void_fault.is_(True)))
 
