@@ -249,7 +249,9 @@ def test_an_oversized_upload_is_refused_while_reading(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "data", [b"", b"not gzip at all", gzip.compress(b"not a tar archive" * 100)]
+    "data",
+    [b"", b"not gzip at all", gzip.compress(b"not a tar archive" * 100, mtime=0)],
+    ids=["empty", "not-gzip", "gzip-not-tar"],  # the same ids in every xdist worker
 )
 def test_something_else_than_a_tar_gz_is_refused(tmp_path: Path, data: bytes) -> None:
     """Only a gzip-compressed tar archive is an upload."""
