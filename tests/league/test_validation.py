@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import dataclasses
 import datetime as dt
 import json
 import os
@@ -24,6 +25,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, select, update
 
+from arena._runner import TimeControl
 from arena.league import (
     Bot,
     BotVersion,
@@ -43,6 +45,7 @@ from arena.league._validation import (
     LeagueLedger,
     house_bots,
     validate_version,
+    validation_table,
 )
 from arena.league._versions import (
     VersionInfo,
@@ -53,7 +56,9 @@ from arena.league._versions import (
 )
 from arena.sandbox import ProcessSandbox, Sandbox, SandboxLimits
 from arena.sandbox._docker import DockerSandbox, docker_available
-from flipflop import BotManifest, read_manifest
+from flipflop import BotManifest, MatchConfig, read_manifest
+
+pytestmark = pytest.mark.slow  # integration: the fast tier leaves it out (CONTRIBUTING.md)
 
 REPO = Path(__file__).resolve().parents[2]
 BOTS = Path(__file__).resolve().parent / "bots"
@@ -294,7 +299,7 @@ def test_a_bot_that_refuses_rated_matches_is_caught_by_its_validation_match(
     ``validation-…``, the house bots' names, 20 hands, seat 0 of 4) and then made every rated
     match it was seated at void.
     """
-    _submit(league, "ratedrefuser", _copy(BOTS / "ratedrefuser", tmp_path))
+    version_id = _submit(league, "ratedrefuser", _copy(BOTS / "ratedrefuser", tmp_path))
     with unit_of_work(league.sessions) as session:  # real versions' names for the table
         create_user(session, "bob")
     for i in range(4):
@@ -311,6 +316,15 @@ def test_a_bot_that_refuses_rated_matches_is_caught_by_its_validation_match(
             )
             .values(status=VersionStatus.ACTIVE)
         )
+    # The table is drawn as a rated one is, so it is sometimes seat 0 of four (1 draw in 12),
+    # which this refuser takes for the old validation and plays, as it plays such rated
+    # matches. A fixed key makes the draw the same in every run: this one draws another shape.
+    league = dataclasses.replace(league, key=bytes(range(32)))
+    with league.sessions() as session:
+        table = validation_table(
+            session, league.key, version_id, "w1", config=MatchConfig(), clock=TimeControl()
+        )
+    assert (table.seat, len(table.names)) != (0, 4), table
     assert VersionStatus.REJECTED == _validate(league, sandbox, workdir)
     info = _version(league, "ratedrefuser")
     assert [*PASSED_ALL[:2], (StepKind.MATCH, StepOutcome.FAILED)] == _outcomes(info)
