@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import kombu
 import pytest
 import redis
 from click.testing import CliRunner
@@ -56,7 +57,13 @@ from arena.league import (
 )
 from arena.league._api import create_app, serve_in_thread
 from arena.league._dispatch import MATCH_JOB, VALIDATION_JOB, FleetRules, job_ticket
-from arena.league._fleet import FleetPlayer, _LeagueOverHttp, check_broker, fleet_app
+from arena.league._fleet import (
+    FleetPlayer,
+    _LeagueOverHttp,
+    ack_freeing_its_slot,
+    check_broker,
+    fleet_app,
+)
 from arena.league._validation import StepResult, ValidationTable, run_validation
 from arena.sandbox._docker import docker_available
 from flipflop import MatchConfig, to_jsonable
@@ -78,6 +85,7 @@ from .test_executor import (
 )
 from .test_service import check_counts_and_ratings, wait_healthy
 
+KOMBU: Any = kombu  # kombu's names have no type information
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 SERVER = ("--slots", "1", "--lease", "3", "--hand-cap", "10", "--republish", "3")
 """Short leases and republishing (a lost worker's match comes back in seconds), short
@@ -85,9 +93,12 @@ matches; one local slot, which validates (no version here waits for validation).
 BOTS = ("greedy", "counter", "random", "greedy", "counter", "random")
 REPO_BOTS = Path(__file__).resolve().parent / "bots"
 
-pytestmark = pytest.mark.skipif(
-    not Path(REDIS_SERVER).exists(), reason="the fleet's tests need redis-server"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not Path(REDIS_SERVER).exists(), reason="the fleet's tests need redis-server"
+    ),
+    pytest.mark.slow,  # integration: the fast tier leaves it out (CONTRIBUTING.md)
+]
 
 
 # ---------------------------------------------------------------------- the parts
@@ -480,6 +491,38 @@ def test_the_fleet_plays_in_the_docker_sandbox(league: League, fleet: Fleet) -> 
     for m in rows:
         assert m.result is not None and all(seat["started"] for seat in m.result["seats"])
     assert {m.id for m in rows} == fleet.played_by("w1")
+
+
+@pytest.mark.parametrize("fixed", [True, False], ids=["our-ack", "kombu-ack"])
+def test_an_ack_the_restarted_broker_never_heard_frees_the_workers_slot(
+    broker: RedisServer, fixed: bool
+) -> None:
+    """Redis killed while a one-slot worker played its message: the slot takes the next one.
+
+    kombu's own ack (``kombu-ack``, what the worker did before) raises and leaves the message
+    counted against the prefetch limit for ever, so the worker never consumes again; the
+    fleet's (``our-ack``) frees it. A real Redis, kombu's real Redis transport.
+    """
+    with KOMBU.Connection(broker.url) as connection:
+        queue = KOMBU.Queue("matches.process", routing_key="matches.process")
+        with connection.Producer() as producer:
+            producer.publish({"match": 1}, routing_key="matches.process", declare=[queue])
+        channel = connection.channel()
+        channel.basic_qos(prefetch_size=0, prefetch_count=1)
+        received: list[Any] = []
+        consumer = KOMBU.Consumer(channel, [queue], callbacks=[lambda _, m: received.append(m)])
+        with consumer:
+            connection.drain_events(timeout=WAIT_S)
+            assert 1 == len(received)
+            assert not channel.qos.can_consume()  # the one slot holds the message
+            broker.stop()
+            errors = (*connection.connection_errors, *connection.channel_errors)
+            if fixed:
+                assert not ack_freeing_its_slot(received[0], errors)
+            else:
+                with pytest.raises(errors):
+                    received[0].ack()
+            assert fixed == channel.qos.can_consume()
 
 
 @pytest.mark.slow
