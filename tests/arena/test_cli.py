@@ -640,6 +640,7 @@ def interrupted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Interrupte
     yield Interrupted(out, proc.returncode, stdout, stderr)
 
 
+@pytest.mark.slow
 def test_ctrl_c_exits_130_and_says_how_to_resume(interrupted: Interrupted) -> None:
     """SIGINT mid-ladder: exit 130, a line saying how to resume, no traceback."""
     assert 130 == interrupted.returncode, interrupted.stderr

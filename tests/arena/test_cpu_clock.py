@@ -33,6 +33,8 @@ from arena.sandbox._cpuset import PENDING_S, CpuPinning, cpuset_text
 from arena.sandbox._docker import DockerSandbox, docker_available
 from flipflop import MatchConfig, read_manifest, read_replay
 
+pytestmark = pytest.mark.slow  # integration: the fast tier leaves it out (CONTRIBUTING.md)
+
 ROOT = Path(__file__).resolve().parents[2]
 ADVERSARIES = ROOT / "tests" / "arena" / "sandbox" / "adversaries"
 TREE = cgroup_tree()
@@ -170,6 +172,7 @@ def assert_charged_its_own_work(rec: MatchRecord, scratch: Path, clock: TimeCont
 # ---------------------------------------------------------------------------------- the clock
 
 
+@pytest.mark.alone  # measures CPU shares: tests/conftest.py
 @needs_cgroups
 def test_a_fixed_work_bot_next_to_hogs_is_not_charged_for_them_process(scratch: Path) -> None:
     """Process sandbox: hogs on every core stretch its wall time, its CPU time stays: no fault.
@@ -184,6 +187,7 @@ def test_a_fixed_work_bot_next_to_hogs_is_not_charged_for_them_process(scratch: 
     assert_charged_its_own_work(rec, scratch, clock)
 
 
+@pytest.mark.alone  # measures CPU shares: tests/conftest.py
 def test_a_fixed_work_bot_next_to_hogs_is_not_charged_for_them_docker(scratch: Path) -> None:
     """Docker sandbox (runc): hog containers on every core; fixedwork is not faulted."""
     require_docker()

@@ -27,6 +27,7 @@ def _ladder(out: Path, jobs: int) -> tuple[list[tuple[object, ...]], str]:
     return rows, (out / "standings.json").read_text()
 
 
+@pytest.mark.slow
 def test_results_do_not_depend_on_jobs(tmp_path: Path) -> None:
     """--jobs 1 and --jobs 2 play the same matches to the same results and standings."""
     one, standings_one = _ladder(tmp_path / "one", jobs=1)
@@ -36,6 +37,7 @@ def test_results_do_not_depend_on_jobs(tmp_path: Path) -> None:
     assert standings_one == standings_two
 
 
+@pytest.mark.slow
 def test_replays_of_a_ladder_rerun_to_the_recorded_results(tmp_path: Path) -> None:
     """Every replay a ladder writes re-runs through the engine to its recorded placements."""
     rows, _ = _ladder(tmp_path / "l", jobs=2)
@@ -45,6 +47,7 @@ def test_replays_of_a_ladder_rerun_to_the_recorded_results(tmp_path: Path) -> No
         assert placements == state.result.placements
 
 
+@pytest.mark.slow
 def test_records_carry_luck_and_the_standings_an_adjusted_place(tmp_path: Path) -> None:
     """Each record's ``luck`` is what ``luck_places`` gives its replayed match.
 

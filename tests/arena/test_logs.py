@@ -269,6 +269,7 @@ def test_a_recorded_log_path_outside_the_run_is_not_read(run: Path, tmp_path: Pa
     assert f"(no log: {expected} does not exist)" == result.stdout.splitlines()[-1]
 
 
+@pytest.mark.slow
 def test_logs_of_a_real_ladder_are_found(tmp_path: Path) -> None:
     """After a real (tiny) ``arena run``, ``arena logs`` heads each match the bot played."""
     out = tmp_path / "out"

@@ -28,6 +28,8 @@ from arena.cli import main
 from arena.sandbox import ProcessSandbox
 from flipflop import BotClient, read_manifest
 
+pytestmark = pytest.mark.slow  # integration: the fast tier leaves it out (CONTRIBUTING.md)
+
 REPO = Path(__file__).resolve().parents[2]
 REQUIRE_TOOLCHAINS = "ARENA_REQUIRE_TOOLCHAINS"
 LANGUAGES = ["python", "node"]

@@ -61,6 +61,8 @@ from flipflop import MatchConfig
 
 from .conftest import NOW, MakeVersions, fresh_database
 
+pytestmark = pytest.mark.slow  # integration: the fast tier leaves it out (CONTRIBUTING.md)
+
 LEASE = dt.timedelta(seconds=3)
 WAIT_S = 180.0
 """The most any test waits for matches to be played (the test machine may be very busy)."""

@@ -336,6 +336,7 @@ def _counts(session: Session, versions: Sequence[int]) -> list[int]:
     ]
 
 
+@pytest.mark.slow
 def test_match_counts_stay_fair_over_many_rounds(session: Session) -> None:
     """60 rounds of play, ratings drifting apart: counts stay within three tables of five.
 

@@ -70,6 +70,8 @@ from .test_executor import (
     wait_for,
 )
 
+pytestmark = pytest.mark.slow  # integration: the fast tier leaves it out (CONTRIBUTING.md)
+
 HOUSE = ("random", "greedy", "counter", "random", "greedy")
 BOTS = Path(__file__).resolve().parent / "bots"
 

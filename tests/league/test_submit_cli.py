@@ -26,6 +26,8 @@ from tests.served import free_port
 
 from .test_api import REPO, made_league, user_token
 
+pytestmark = pytest.mark.slow  # integration: the fast tier leaves it out (CONTRIBUTING.md)
+
 FIXTURE_BOTS = Path(__file__).resolve().parent / "bots"
 POLL = "0.2"
 

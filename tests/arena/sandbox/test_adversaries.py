@@ -160,6 +160,7 @@ def test_cpu_spin_times_out_and_forfeits(arena: Arena) -> None:
     assert_others_clean(played)
 
 
+@pytest.mark.alone  # measures CPU shares: tests/conftest.py
 @pytest.mark.process_cannot(
     f"no CPU quota without cgroups ({NO_CPU_QUOTA}): a bot may use every idle core (how many "
     "depends on the machine's load, so this is skipped rather than expected to fail)",

@@ -241,6 +241,7 @@ def test_cgroup_has_the_limits_and_is_root_owned(scratch: Path) -> None:
 # ---------------------------------------------------------------------------------- forkspin
 
 
+@pytest.mark.alone  # measures CPU shares: tests/conftest.py
 @needs_cgroups
 @pytest.mark.slow
 def test_forkspin_is_held_to_its_quota_and_reaped(scratch: Path) -> None:
@@ -315,6 +316,7 @@ def test_match_next_to_forkspin_is_contained_and_correct(scratch: Path) -> None:
         assert [] == [d for d in running.cgroup.dirs if d.exists()]
 
 
+@pytest.mark.alone  # measures CPU shares: tests/conftest.py
 @needs_cgroups
 @pytest.mark.slow
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores to exceed one CPU")

@@ -73,6 +73,7 @@ def test_above_the_cap_is_refused_saying_how_much(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ in a match
 
 
+@pytest.mark.slow
 def test_a_slow_bot_asking_for_time_plays(arena: Arena, tmp_path: Path) -> None:
     """A bot that takes 4 s to serve and asks for 30 s plays under an arena default of 1 s.
 

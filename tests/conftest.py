@@ -1,0 +1,137 @@
+"""The whole suite's hooks: how pytest-xdist shares the tests out, and tests that run alone.
+
+``bash scripts/test.sh`` runs the suite on several pytest-xdist workers (CONTRIBUTING.md, "CI
+time"), ``--dist loadscope``: a module's tests go to one worker, so its module fixtures (a
+Docker image, a migrated database, a served league) are made once. Two refinements:
+
+- **Split scopes.** The longest modules are split by their first parameter (the language of
+  a recipe, the database kind, the sandbox kind), each part on a worker of its own: the
+  parts share nothing costly, and whole they were the run's critical path
+  (:data:`SPLIT_BY_PARAMETER`).
+- **Longest first.** Scopes start in the order of :data:`SCOPE_SECONDS` (measured), the rest
+  by their number of tests, so that no long module starts last and runs on alone.
+
+A test marked ``alone`` (it measures CPU time or CPU shares, which other tests' load would
+change) runs while no other test runs: each test holds a shared lock on a file all the
+workers see, an ``alone`` test an exclusive one, and a second lock taken first lets the
+exclusive one in ahead of tests that arrive after it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SPLIT_BY_PARAMETER = {
+    "tests/arena/sandbox/test_recipes.py",  # one cold build per language, on its own worker
+    "tests/arena/sandbox/test_template_ladders.py",  # a ladder per language
+    "tests/arena/sandbox/test_adversaries.py",  # the process sandbox, Docker's runc and runsc
+    "tests/league/test_fleet.py",  # SQLite, PostgreSQL
+    "tests/league/test_service.py",
+    "tests/league/test_crash.py",
+    "tests/league/test_validation.py",
+}
+"""Modules whose tests are shared out by their first parameter (``[go-runc]``: ``go``)."""
+
+SCOPE_SECONDS = {
+    "tests/league/test_fleet.py": 560,
+    "tests/arena/sandbox/test_recipes.py": 520,
+    "tests/arena/sandbox/test_adversaries.py": 360,
+    "tests/league/test_service.py": 310,
+    "tests/arena/sandbox/test_template_ladders.py": 230,
+    "tests/arena/test_template_go.py": 220,
+    "tests/league/test_validation.py": 210,
+    "tests/arena/sandbox/test_images.py": 190,
+    "tests/arena/sandbox/test_floods.py": 190,
+    "tests/arena/test_cpu_clock.py": 180,
+    "tests/arena/test_trust_ladder.py": 170,
+    "tests/league/test_crash.py": 155,
+    "tests/arena/test_sprt.py": 140,
+    "tests/arena/sandbox/test_runtime.py": 115,
+}
+"""Seconds of each long module's tests in one CI run on 4 workers (2 cores), for the order."""
+
+
+def _scope_of(nodeid: str) -> str:
+    """The work unit of ``nodeid``: its module (or class), or a part of a split module."""
+    scope = nodeid.rsplit("::", 1)[0]
+    if scope in SPLIT_BY_PARAMETER and nodeid.endswith("]") and "[" in nodeid:
+        parameter = nodeid[nodeid.index("[") + 1 : -1].split("-")[0]
+        return f"{scope}[{parameter}]"
+    return scope
+
+
+def _seconds(scope: str) -> float:
+    module = scope.split("[")[0]
+    parts = 1 if module == scope else 2  # a split module's parts: about half each
+    return SCOPE_SECONDS.get(module, 0) / parts
+
+
+try:
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
+except ImportError:  # pytest-xdist is not installed: tests run in one process, in order
+    pass
+else:
+
+    class _Scheduling(LoadScopeScheduling):  # type: ignore[misc]  # xdist is untyped
+        """``loadscope`` with split modules, the longest scopes first."""
+
+        def __init__(self, config: Any, log: Any = None) -> None:
+            super().__init__(config, log)
+            self._ordered = False
+
+        def _split_scope(self, nodeid: str) -> str:
+            return _scope_of(nodeid)
+
+        def _assign_work_unit(self, node: Any) -> None:
+            if not self._ordered:
+                self._ordered = True
+                units = sorted(self.workqueue.items(), key=lambda u: (-_seconds(u[0]), -len(u[1])))
+                self.workqueue.clear()
+                self.workqueue.update(units)
+            super()._assign_work_unit(node)
+
+    def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+        """Our scheduling where ``--dist loadscope`` is asked for (scripts/test.sh)."""
+        if config.getoption("dist") == "loadscope":
+            return _Scheduling(config, log)
+        return None
+
+
+def _lock_dir(factory: pytest.TempPathFactory) -> Path:
+    """A directory every worker of this run sees: the parent of the workers' base temp."""
+    base = factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(autouse=True)
+def _one_at_a_time_for_alone_tests(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """A shared lock for each test, an exclusive one for an ``alone`` test (module docstring)."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield  # one process: nothing runs beside a test
+        return
+    directory = _lock_dir(tmp_path_factory)
+    alone = request.node.get_closest_marker("alone") is not None
+    with (
+        open(directory / "arena-tests.turnstile", "a") as turnstile,
+        open(directory / "arena-tests.lock", "a") as lock,
+    ):
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        finally:
+            if not alone:
+                fcntl.flock(turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            if alone:
+                fcntl.flock(turnstile, fcntl.LOCK_UN)
