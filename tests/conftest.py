@@ -11,10 +11,11 @@ Docker image, a migrated database, a served league) are made once. Two refinemen
 - **Longest first.** Scopes start in the order of :data:`SCOPE_SECONDS` (measured), the rest
   by their number of tests, so that no long module starts last and runs on alone.
 
-A test marked ``alone`` (it measures CPU time or CPU shares, which other tests' load would
-change) runs while no other test runs: each test holds a shared lock on a file all the
-workers see, an ``alone`` test an exclusive one, and a second lock taken first lets the
-exclusive one in ahead of tests that arrive after it.
+A test marked ``alone`` runs while no other test runs: one that measures CPU time or CPU
+shares, which other tests' load would change, or that makes machine-wide state another test
+would change (stale cgroups, which any arena that starts sweeps away). Each test holds a
+shared lock on a file all the workers see, an ``alone`` test an exclusive one, and a second
+lock taken first lets the exclusive one in ahead of tests that arrive after it.
 """
 
 from __future__ import annotations

@@ -480,6 +480,7 @@ def _listed(d: Path, pid: int) -> bool:
     return str(pid) in (d / "cgroup.procs").read_text().split()
 
 
+@pytest.mark.alone  # any other arena starting now would sweep its stale cgroups first
 @needs_cgroups
 def test_stale_cgroups_of_gone_arenas_are_removed() -> None:
     """A new sandbox removes cgroups of arenas that are gone, and kills what is in them.
