@@ -370,10 +370,6 @@ def _watch(run_id: str) -> None:
 # ---------------------------------------------------------------------------------- one bot
 
 
-_OOM_FLAG_WITHIN_S = 1.0
-"""How long a container killed by SIGKILL is asked again whether it was an OOM kill."""
-
-
 class _DockerBot:
     """One running container (the :class:`RunningBot` of this sandbox)."""
 
@@ -470,20 +466,9 @@ class _DockerBot:
             return "gone"
         if state.get("Running"):
             return None
-        code = state.get("ExitCode")
-        # The engine learns of an OOM kill from an event of its own, which may come after the
-        # exit: a SIGKILL's 137 without the flag is asked again for a moment (a CI run under
-        # load read "exit code 137" for a container the kernel had OOM-killed).
-        deadline = time.monotonic() + _OOM_FLAG_WITHIN_S
-        while code == 137 and not state.get("OOMKilled") and time.monotonic() < deadline:
-            time.sleep(0.1)
-            try:
-                _retried(self.container.reload)
-            except docker.errors.DockerException:
-                break
-            state = self.container.attrs.get("State") or {}
         if state.get("OOMKilled"):
             return "killed for using more than its memory limit (out of memory)"
+        code = state.get("ExitCode")
         return "stopped" if code is None else f"exit code {code}"
 
     def guard_socket_dir(self) -> None:
