@@ -1,8 +1,9 @@
 """The whole suite's hooks: how pytest-xdist shares the tests out, and tests that run alone.
 
-``bash scripts/test.sh`` runs the suite on several pytest-xdist workers (CONTRIBUTING.md, "CI
-time"), ``--dist loadscope``: a module's tests go to one worker, so its module fixtures (a
-Docker image, a migrated database, a served league) are made once. Two refinements:
+On pytest-xdist workers (``ARENA_TEST_WORKERS=4 bash scripts/test.sh``, and the fast tier;
+CONTRIBUTING.md, "CI time"), ``--dist loadscope`` sends a module's tests to one worker, so its
+module fixtures (a Docker image, a migrated database, a served league) are made once. Two
+refinements:
 
 - **Split scopes.** The longest modules are split by their first parameter (the language of
   a recipe, the database kind, the sandbox kind), each part on a worker of its own: the
@@ -23,7 +24,6 @@ from __future__ import annotations
 import fcntl
 import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -104,12 +104,6 @@ else:
         return None
 
 
-def _lock_dir(factory: pytest.TempPathFactory) -> Path:
-    """A directory every worker of this run sees: the parent of the workers' base temp."""
-    base = factory.getbasetemp()
-    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-
-
 @pytest.fixture(autouse=True)
 def _one_at_a_time_for_alone_tests(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
@@ -118,7 +112,7 @@ def _one_at_a_time_for_alone_tests(
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         yield  # one process: nothing runs beside a test
         return
-    directory = _lock_dir(tmp_path_factory)
+    directory = tmp_path_factory.getbasetemp().parent  # every worker's base temp is under it
     alone = request.node.get_closest_marker("alone") is not None
     with (
         open(directory / "arena-tests.turnstile", "a") as turnstile,
