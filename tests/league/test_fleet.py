@@ -892,13 +892,16 @@ def test_a_validation_reported_passed_is_checked_against_its_replay(
 ) -> None:
     """Issue 24, finding 5: a worker cannot pass a bot that fails: the replay shows it.
 
-    ``illegal`` fails its conformance check and is forfeited in its validation match. A
-    worker that reports every step passed is refused at the match step (400): without a
-    replay, and with the real one, which shows the version forfeited. It stays unvalidated.
-    Before the fix the league took the worker's word, and the bot went active.
+    ``matchcrash`` passes its conformance check and crashes at its first turn of the
+    validation match, which forfeits it at once. A worker that reports every step passed is
+    refused at the match step (400): without a replay, and with the real one, which shows the
+    version forfeited. It stays unvalidated. Before the fix the league took the worker's
+    word, and the bot went active. (``illegal`` was the bot here once: its empty plans strike
+    it once a turn, and in 1 validation match of about 20 it lost its chips after 2 strikes,
+    before the third would forfeit it: a pass that was no lie.)
     """
     add_versions(league, [bundled(name) for name in ("greedy", "counter", "random")])
-    [version_id] = add_versions(league, [REPO_BOTS / "illegal"], active=False)
+    [version_id] = add_versions(league, [REPO_BOTS / "matchcrash"], active=False)
     token = worker_token(league, "box1")
     with served_player(league, token, tmp_path) as (url, player):
         auth = {"Authorization": f"Bearer {token}"}
