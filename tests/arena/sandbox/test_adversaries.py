@@ -25,7 +25,7 @@ from arena._runner import FaultKind, TimeControl
 from arena.sandbox import SandboxLimits
 from arena.sandbox._cgroup import cgroup_tree
 from arena.sandbox._process import _can_unshare_net, _drop_privileges
-from flipflop import _wire
+from flipflop import _wire, read_replay
 
 if TYPE_CHECKING:
     from tests.arena.sandbox.conftest import Arena, Played
@@ -169,12 +169,28 @@ def test_cpu_spin_times_out_and_forfeits(arena: Arena) -> None:
 )
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two cores to exceed one CPU")
 def test_cpu_quota_is_one_cpu(arena: Arena) -> None:
-    """Two spinning processes of one bot get one CPU between them, not two."""
+    """Two spinning processes of one bot get one CPU between them, not two.
+
+    Measured twice over the same 1.5 s: by the arena's CPU clock (the host's cgroup, which
+    the quota throttles: its first decision's ``cpu_ms`` per wall ``ms`` in the replay) and
+    by the bot itself (its children's CPU time as its kernel tells it). Under a quota of
+    two CPUs both read 1.86 to 1.98 in all three sandboxes, and this test fails. Under
+    gVisor the bot's figure is the Sentry's estimate, not the host's (it read 1.253 once in
+    a CI run while the host held the quota): there only the host's figure is the limit.
+    """
     # Time enough for the 1.5 s measurement; then one timeout forfeits the seat.
     clock = TimeControl(decision_ms=300, time_bank_ms=3000, max_strikes=1, notify_ms=2000)
     played = arena.play([arena.adversary("spinner"), *opponents(arena)], clock=clock)
     share = played.report(ADV, "cpu share")["share"]
-    assert share <= 1.25, f"the bot used {share} CPUs"
+    timed = [r for r in read_replay(Path(played.record.replay)).actions if r["seat"] == ADV]
+    first = next(r for r in timed if "ms" in r)
+    assert "fault" not in first, first  # it answered its measuring decision
+    if "cpu_ms" in first:  # the host's clock of the bot is known (a cgroup): the quota's
+        host = first["cpu_ms"] / first["ms"]
+        assert host <= 1.25, f"the host saw the bot use {host:.3f} CPUs ({first})"
+        assert first["ms"] >= 1500  # the whole measurement was inside this decision
+    if arena.runtime != "runsc":
+        assert share <= 1.25, f"the bot used {share} CPUs"
 
 
 # ---------------------------------------------------------------------------------- files

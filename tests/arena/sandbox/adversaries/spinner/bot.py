@@ -1,9 +1,10 @@
 """Adversary: burns CPU and never answers a decision.
 
-On its first decision it runs two spinning child processes for 1.5 s and reports the CPU time
+On its first decision it runs two spinning child processes for 1.5 s, reports the CPU time
 they got per second of wall time (a CPU quota of one CPU holds it near 1.0, even on a machine
-with more cores). Then it spins, at that decision and at every later one, and never answers:
-the runner must time it out, forfeit its seat and finish the match anyway.
+with more cores) and answers, so that the arena's own CPU clock of that decision measures the
+same 1.5 s from the host. Then it spins at every later decision and never answers: the runner
+must time it out, forfeit its seat and finish the match anyway.
 """
 
 from __future__ import annotations
@@ -65,10 +66,11 @@ class Spinner(Bot):
     measured = False
 
     def start_turn(self, obs: Observation, legal: Sequence[Action]) -> Action:
-        """Measure once; spin forever."""
+        """Measure once, and answer; then spin forever."""
         if not self.measured:
             self.measured = True
             cpu_share()
+            return super().start_turn(obs, legal)
         print("SPINNING", file=sys.stderr, flush=True)
         while True:
             pass
