@@ -251,8 +251,10 @@ class BotClient:
                 ("grpc.enable_http_proxy", 0),
                 ("grpc.enable_retries", 0),
                 # A freshly started bot is reconnected to quickly (the default waits 1 s+).
+                # Not grpc.min_reconnect_backoff_ms: it is also the time a connection is
+                # given to send its first SETTINGS frame (20 s by default), and at 50 ms a
+                # bot on a loaded machine failed its first call as a crash at once.
                 ("grpc.initial_reconnect_backoff_ms", 50),
-                ("grpc.min_reconnect_backoff_ms", 50),
                 ("grpc.max_reconnect_backoff_ms", 500),
                 # Connections are this channel's own: gRPC would otherwise share them between
                 # channels of the same target, and the arena's targets (/proc/self/fd/N) name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import secrets
@@ -483,6 +484,62 @@ def test_a_slow_bot_is_a_timeout(endpoint: str) -> None:
         pytest.raises(BotTimeout),
     ):
         start_and_ask(client, Phase.START, timeout=0.2)
+
+
+class _LateProxy:
+    """A unix socket in front of ``back`` that holds each connection ``delay_s`` first.
+
+    So the server's first bytes (its HTTP/2 SETTINGS frame) reach the client late, as a
+    bot's do on a loaded machine.
+    """
+
+    def __init__(self, front: Path, back: str, delay_s: float) -> None:
+        self.back = back
+        self.delay_s = delay_s
+        self.listener = socket.socket(socket.AF_UNIX)
+        self.listener.bind(str(front))
+        self.listener.listen(8)
+        self.sockets: list[socket.socket] = [self.listener]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        with contextlib.suppress(OSError):
+            while True:
+                conn, _ = self.listener.accept()
+                time.sleep(self.delay_s)
+                upstream = socket.socket(socket.AF_UNIX)
+                upstream.connect(self.back)
+                self.sockets += [conn, upstream]
+                for a, b in ((conn, upstream), (upstream, conn)):
+                    threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(a: socket.socket, b: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := a.recv(65536):
+                b.sendall(data)
+        with contextlib.suppress(OSError):
+            b.shutdown(socket.SHUT_WR)
+
+    def close(self) -> None:
+        for s in self.sockets:
+            s.close()
+
+
+def test_a_bot_whose_first_bytes_come_late_is_not_a_crash(endpoint: str, tmp_path: Path) -> None:
+    """A first call waits for a slow connection until its own deadline, not 50 ms.
+
+    gRPC gives a connection ``grpc.min_reconnect_backoff_ms`` to send its SETTINGS frame; the
+    client set it to 50 ms for quick reconnects, so a handshake on a loaded machine failed at
+    once as ``BotCrashed`` ("connection attempt timed out before receiving SETTINGS frame",
+    after 0.11 s of a 10 s deadline; a 4-worker rehearsal of CI failed test_limits on it).
+    """
+    proxy = _LateProxy(tmp_path / "late.sock", endpoint.removeprefix("unix:"), delay_s=1.0)
+    try:
+        with BotServer(Bot(), endpoint), BotClient(f"unix:{tmp_path / 'late.sock'}") as client:
+            assert PROTOCOL_VERSION == client.handshake(timeout=30).protocol_version
+    finally:
+        proxy.close()
 
 
 def test_notes_travel_with_the_answer(endpoint: str) -> None:
