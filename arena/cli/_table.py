@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from rich.table import Table
 from rich.text import Text
 
-from arena._standings import BotStanding, StandingStatus
+from arena._standings import MIN_SAMPLES, BotStanding, StandingStatus
 from arena._text import clean
 
 __all__ = ["STANDINGS_LEGEND", "standings_table"]
@@ -18,10 +18,11 @@ STANDINGS_LEGEND = """\
              the score interval overlaps its band leader's)
 matches      matches played that count
 score        mean of (K - place) / (K - 1): 1 for first, 0 for last, at a table of K seats
-95% CI       the score's 95% confidence interval (normal approximation, kept within 0-1)
+95% CI       the score's 95% confidence interval (Student's t, kept within 0-1); n/a
+             below 5 matches
 mean place   mean place, 1 is best
 adj. place   luck-adjusted mean place (docs/standings.md): the place less what the cards
-             explain; (95%) with the duplicate set as the unit (shown when estimated)
+             explain; (95%) Student's t with the duplicate set as the unit; n/a below 5 sets
 1st          matches placed first in, and their share
 rating μ     openskill Plackett-Luce rating, matches taken in order; (95%): μ ± 1.96 sigma
 status       only if a bot did not start: why; it is not ranked, its matches count for
@@ -33,10 +34,12 @@ _REASON_LIMIT = 100
 _NONE = "-"
 
 
-def _ci(low: float | None, high: float | None) -> str:
-    if low is None or high is None:
+def _score_ci(r: BotStanding) -> str:
+    if r.score_low is None or r.score_high is None:
         return _NONE
-    return f"{low:.2f} to {high:.2f}"
+    if r.matches < MIN_SAMPLES:  # the whole range: too few matches for an interval
+        return f"n/a ({r.matches} match{'es' if r.matches != 1 else ''})"
+    return f"{r.score_low:.2f} to {r.score_high:.2f}"
 
 
 def _num(value: float | None, spec: str) -> str:
@@ -52,8 +55,8 @@ def _rating(r: BotStanding) -> str:
 def _adjusted(r: BotStanding) -> str:
     if r.adjusted_place is None:
         return _NONE
-    if r.adjusted_low is None or r.adjusted_high is None:
-        return f"{r.adjusted_place:.2f}"
+    if r.adjusted_low is None or r.adjusted_high is None:  # fewer sets than MIN_SAMPLES
+        return f"{r.adjusted_place:.2f} (n/a, {r.sets} set{'s' if r.sets != 1 else ''})"
     return f"{r.adjusted_place:.2f} ({r.adjusted_low:.2f} to {r.adjusted_high:.2f})"
 
 
@@ -89,7 +92,7 @@ def standings_table(rows: Sequence[BotStanding], title: str) -> Table:
             clean(r.bot, _NAME_LIMIT),
             str(r.matches),
             _num(r.score, ".3f"),
-            _ci(r.score_low, r.score_high),
+            _score_ci(r),
             _num(r.mean_place, ".2f"),
             *([_adjusted(r)] if show_adjusted else []),
             _NONE if r.first_rate is None else f"{r.first_places} ({r.first_rate:.0%})",

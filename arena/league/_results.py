@@ -38,8 +38,9 @@ gives exactly the stored ratings.
   by luck-adjusted place when every row has one, else by score bands. By adjusted place
   ``arena run`` compares two bots by their paired difference over the duplicate sets both
   played; the league keeps no sums per pair, so it always takes the documented fallback of
-  ``_paired_ranks``: told apart when the difference of the adjusted places exceeds 1.96
-  standard errors (the two half-widths added in quadrature);
+  ``_paired_ranks``: told apart when the difference of the adjusted places exceeds their
+  two 95 % half-widths (Student's t) added in quadrature; below ``MIN_SAMPLES`` matches a
+  version has no interval and is told apart from nobody;
 - the rating is folded in the order results were counted (``result_seq``), not by match id,
   and each version starts from its inherited rating, not from the defaults;
 - rows are sorted on the floating-point sums rounded to 9 decimals (``arena run`` sorts
@@ -81,6 +82,7 @@ from sqlalchemy.orm import Mapped, Session, aliased, mapped_column
 
 from arena._standings import (
     _Z95,
+    MIN_SAMPLES,
     BotStanding,
     StandingStatus,
     _band_ranks,
@@ -107,6 +109,7 @@ if TYPE_CHECKING:
     from arena._runner import MatchRecord
 
 __all__ = [
+    "MIN_SAMPLES",
     "RATING_POINTS",
     "RECENT_MATCHES",
     "RECENT_WINDOW",
@@ -856,8 +859,8 @@ def _ranked(rows: Sequence[dict[str, Any]]) -> list[LeaderRow]:
             rows,
             key=lambda r: (round(r["adjusted_place"], 9), round(r["mean_place"], 9), r["bot"]),
         )
-        # No sums per pair of versions: _paired_ranks compares each row with its band
-        # leader by their own intervals (its documented fallback).
+        # No sums per pair of versions: _paired_ranks compares each row with the rows of
+        # the band above it by their own intervals (its documented fallback).
         ranks = _paired_ranks([_adjusted_standing(r) for r in ordered], {})
     else:
         ordered = sorted(

@@ -56,6 +56,7 @@ from arena.league._errors import (
 from arena.league._gate import BodyLimit, TokenThrottle, TooManyFailures, address
 from arena.league._matches import Match
 from arena.league._results import (
+    MIN_SAMPLES,
     LeaderRow,
     bot_page_data,
     leaderboard,
@@ -371,6 +372,7 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
                 dir="desc" if descending else "asc",
                 descending=descending,
                 sorts=SORTS,
+                min_samples=MIN_SAMPLES,
             )
 
         # Rendering a page of rows takes a few ms: not on the event loop (the live feed).

@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+import random
 from dataclasses import replace
 from pathlib import Path
 
@@ -15,10 +16,13 @@ from hypothesis import strategies as st
 from rich.console import Console
 
 from arena._standings import (
+    MIN_SAMPLES,
     BotStanding,
     MatchOutcome,
+    StandingsBuilder,
     StandingStatus,
     compute_standings,
+    t95,
     write_standings,
 )
 from arena.cli._table import STANDINGS_LEGEND, standings_table
@@ -82,20 +86,47 @@ def test_score_place_first_places_and_chips_per_hand_by_hand() -> None:
     assert pytest.approx(-190 / 30) == by["c"].chips_per_hand
 
 
-def test_confidence_interval_is_normal_approximation_within_0_and_1() -> None:
-    """score_low/high = mean ± 1.96·sd/√n with the sample sd (n-1), clipped to [0, 1]."""
-    outcomes = [
-        _m(0, "a b c", (1, 2, 3), (300, 0, 0)),
-        _m(1, "a b c", (3, 1, 2), (0, 300, 0)),
-        _m(2, "a b c", (1, 3, 2), (300, 0, 0)),
-    ]
+T95 = {1: 12.706205, 2: 4.302653, 3: 3.182446, 4: 2.776445, 5: 2.570582, 9: 2.262157}
+"""Student's t, two-sided 95 %, by degrees of freedom (published tables)."""
+
+
+def test_t95_is_students_t() -> None:
+    """The quantile the intervals use matches the published table, and tends to 1.96."""
+    for df, t in T95.items():
+        assert t95(df) == pytest.approx(t, abs=1e-6)
+    assert t95(30) == pytest.approx(2.042272, abs=1e-6)
+    assert t95(100_000) == pytest.approx(1.959964, abs=1e-4)
+    with pytest.raises(ValueError, match="at least 1"):
+        t95(0)
+
+
+def test_confidence_interval_is_student_t_within_0_and_1() -> None:
+    """score_low/high = mean ± t(n-1)·sd/√n with the sample sd (n-1), clipped to [0, 1]."""
+    places = [(1, 2, 3), (3, 1, 2), (1, 3, 2), (1, 2, 3), (1, 3, 2)]
+    outcomes = [_m(i, "a b c", p, (300, 0, 0)) for i, p in enumerate(places)]
     a = {r.bot: r for r in compute_standings(outcomes)}["a"]
-    scores = [1.0, 0.0, 1.0]
-    mean = sum(scores) / 3
-    sd = math.sqrt(sum((s - mean) ** 2 for s in scores) / 2)
-    assert pytest.approx(mean - 1.959964 * sd / math.sqrt(3)) == a.score_low
-    assert mean + 1.959964 * sd / math.sqrt(3) > 1  # the normal interval leaves the range
+    scores = [1.0, 0.0, 1.0, 1.0, 1.0]
+    mean = sum(scores) / 5
+    sd = math.sqrt(sum((s - mean) ** 2 for s in scores) / 4)
+    assert pytest.approx(mean - T95[4] * sd / math.sqrt(5)) == a.score_low
+    assert mean + T95[4] * sd / math.sqrt(5) > 1  # the t interval leaves the range
     assert 1.0 == a.score_high
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_below_the_minimum_of_matches_the_score_interval_is_the_whole_range(n: int) -> None:
+    """Issue 30: two to four matches do not estimate a spread; the table prints n/a.
+
+    Before, three matches of scores 1, 0, 1 gave 0.01 to 1 (the normal approximation).
+    """
+    assert 5 == MIN_SAMPLES
+    places = [(1, 2, 3), (3, 1, 2), (1, 3, 2), (1, 2, 3)][:n]
+    rows = compute_standings([_m(i, "a b c", p, (300, 0, 0)) for i, p in enumerate(places)])
+    assert [(0.0, 1.0)] * 3 == [(r.score_low, r.score_high) for r in rows]
+    assert {1} == {r.rank for r in rows}
+    console = Console(width=200, record=True)
+    console.print(standings_table(rows, "t"))
+    assert f"n/a ({n} matches)" in console.export_text()
 
 
 def test_one_match_has_no_interval_and_everyone_ties() -> None:
@@ -158,7 +189,7 @@ def test_written_files_hold_the_table(tmp_path) -> None:  # type: ignore[no-unty
 
 @pytest.mark.parametrize(
     ("places", "interval"),
-    [((1, 1, 1, 1), (1.0, 1.0)), ((3, 3, 3, 3), (0.0, 0.0))],
+    [((1, 1, 1, 1, 1), (1.0, 1.0)), ((3, 3, 3, 3, 3), (0.0, 0.0))],
     ids=["always-first", "always-last"],
 )
 def test_interval_of_a_constant_score_is_that_score(
@@ -173,8 +204,8 @@ def test_interval_of_a_constant_score_is_that_score(
 
 
 def test_interval_is_clipped_at_0() -> None:
-    """A mostly-last bot's normal interval would go below 0: it stops at 0."""
-    outcomes = [_m(i, "x y z", (3, 1, 2) if i else (1, 2, 3), (0, 0, 0)) for i in range(3)]
+    """A mostly-last bot's t interval would go below 0: it stops at 0."""
+    outcomes = [_m(i, "x y z", (3, 1, 2) if i else (1, 2, 3), (0, 0, 0)) for i in range(5)]
     x = {r.bot: r for r in compute_standings(outcomes)}["x"]
 
     assert 0.0 == x.score_low
@@ -333,28 +364,35 @@ def _set_match(
 
 
 def test_the_place_interval_takes_the_duplicate_set_as_its_unit() -> None:
-    """Bot a places 1, 2, 3 in set 0 and 1, 1, 2 in set 1: set means 2 and 4/3.
+    """Bot a's set means are 2, 4/3, 2, 4/3, 2 (its places 1, 2, 3, then 1, 1, 2, …).
 
-    Mean of set means 5/3; their sd sqrt(2/9); the interval 5/3 -/+ 1.959964 * 1/3.
+    Mean of the five set means 26/15; their sd sqrt(2/15); the interval is
+    26/15 -/+ t(4) * sqrt(2/15) / sqrt(5), with t(4) = 2.776445.
     """
-    a_places = [(1, 2, 3), (2, 1, 3), (3, 2, 1), (1, 2, 3), (1, 3, 2), (2, 1, 3)]
+    a_places = [(1, 2, 3), (2, 1, 3), (3, 2, 1), (1, 2, 3), (1, 3, 2), (2, 1, 3)] * 2
+    a_places += [(1, 2, 3), (2, 1, 3), (3, 2, 1)]
     outcomes = [_set_match(i, i // 3, p) for i, p in enumerate(a_places)]
     row = next(r for r in compute_standings(outcomes) if r.bot == "a")
 
-    assert 2 == row.sets
-    assert row.mean_place == pytest.approx(5 / 3)
-    assert row.place_low == pytest.approx(5 / 3 - 1.959964 / 3)
-    assert row.place_high == pytest.approx(5 / 3 + 1.959964 / 3)
+    assert 5 == row.sets
+    assert row.mean_place == pytest.approx(26 / 15)
+    half = T95[4] * math.sqrt(2 / 15) / math.sqrt(5)
+    assert row.place_low == pytest.approx(26 / 15 - half)
+    assert row.place_high == pytest.approx(26 / 15 + half)
     assert row.adjusted_place is None  # no luck estimate in these outcomes
+    four = next(r for r in compute_standings(outcomes[:12]) if r.bot == "a")
+    assert (4, None, None) == (four.sets, four.place_low, four.place_high)  # below 5 sets
 
 
 def test_the_adjusted_place_is_the_place_less_its_luck_by_set() -> None:
     """Each match's place less its luck, averaged per set, then over sets.
 
-    Bot a: 1 - (-0.5) and 2 - 0.5 in set 0 (mean 1.5); 3 - 0 and 2 - (-1) in set 1 (mean 3).
+    Bot a: 1 - (-0.5) and 2 - 0.5 in set 0 (mean 1.5); 3 - 0 and 2 - (-1) in set 1 (mean 3);
+    the same again, then set 0 once more: five sets.
     """
     a = [((1, 2, 3), (-0.5, 0, 0.5)), ((2, 1, 3), (0.5, 0, -0.5))]
     a += [((3, 2, 1), (0.0, 0, 0)), ((2, 1, 3), (-1.0, 0, 1.0))]
+    a = a * 2 + a[:2]
     outcomes = [_set_match(i, i // 2, p, luck) for i, (p, luck) in enumerate(a)]
     rows = {r.bot: r for r in compute_standings(outcomes)}
     adjusted = []
@@ -362,15 +400,15 @@ def test_the_adjusted_place_is_the_place_less_its_luck_by_set() -> None:
         seat = o.bots.index("a")
         assert o.luck is not None
         adjusted.append(o.placements[seat] - o.luck[seat])
-    sets = [sum(adjusted[:2]) / 2, sum(adjusted[2:]) / 2]
-    assert [1.5, 3.0] == sets
-    mean = sum(sets) / 2
-    sd = abs(sets[0] - sets[1]) / math.sqrt(2)
+    sets = [sum(adjusted[i : i + 2]) / 2 for i in range(0, 10, 2)]
+    assert [1.5, 3.0, 1.5, 3.0, 1.5] == sets
+    mean = sum(sets) / 5
+    sd = math.sqrt(sum((x - mean) ** 2 for x in sets) / 4)
 
     row = rows["a"]
     assert row.adjusted_place == pytest.approx(mean)
-    assert row.adjusted_low == pytest.approx(mean - 1.959964 * sd / math.sqrt(2))
-    assert row.adjusted_high == pytest.approx(mean + 1.959964 * sd / math.sqrt(2))
+    assert row.adjusted_low == pytest.approx(mean - T95[4] * sd / math.sqrt(5))
+    assert row.adjusted_high == pytest.approx(mean + T95[4] * sd / math.sqrt(5))
 
 
 def test_one_match_without_a_luck_estimate_leaves_no_adjusted_place() -> None:
@@ -521,9 +559,9 @@ def _adjusted_sets(
 def test_with_luck_estimates_rows_rank_by_adjusted_place() -> None:
     """B places first every time, but a's luck-adjusted place is lower: a ranks first."""
     targets = {
-        "a": [1.0, 2.0, 1.5, 2.5],
-        "b": [1.2, 2.1, 1.7, 2.6],
-        "c": [3.0, 3.1, 2.9, 3.0],
+        "a": [1.0, 2.0, 1.5, 2.5, 1.75],
+        "b": [1.2, 2.1, 1.7, 2.6, 1.9],
+        "c": [3.0, 3.1, 2.9, 3.0, 3.0],
     }
     rows = compute_standings(_adjusted_sets(targets, (2, 1, 3)))
 
@@ -535,13 +573,13 @@ def test_with_luck_estimates_rows_rank_by_adjusted_place() -> None:
 def test_a_consistent_paired_difference_separates_overlapping_intervals() -> None:
     """Bot a beats b by 0.1-0.2 places in every set: paired, that is clear.
 
-    The mean difference is -0.15 (95 % interval -0.207 to -0.093), though each bot's own
-    interval spans more than a place.
+    The mean difference is -0.15 (95 % interval -0.212 to -0.088: t(4) = 2.776), though
+    each bot's own interval spans more than a place.
     """
     targets = {
-        "a": [1.0, 2.0, 1.5, 2.5],
-        "b": [1.2, 2.1, 1.7, 2.6],
-        "c": [3.0, 3.1, 2.9, 3.0],
+        "a": [1.0, 2.0, 1.5, 2.5, 1.75],
+        "b": [1.2, 2.1, 1.7, 2.6, 1.9],
+        "c": [3.0, 3.1, 2.9, 3.0, 3.0],
     }
     rows = {r.bot: r for r in compute_standings(_adjusted_sets(targets, (1, 2, 3)))}
     a, b = rows["a"], rows["b"]
@@ -553,11 +591,11 @@ def test_a_consistent_paired_difference_separates_overlapping_intervals() -> Non
 
 
 def test_a_paired_difference_that_reaches_zero_is_a_tie() -> None:
-    """A - b per set: -0.2, +0.1, -0.3, +0.2 (mean -0.05): they share rank 1."""
+    """A - b per set: -0.2, +0.1, -0.3, +0.2, 0 (mean -0.04): they share rank 1."""
     targets = {
-        "a": [1.0, 2.2, 1.4, 2.8],
-        "b": [1.2, 2.1, 1.7, 2.6],
-        "c": [3.0, 3.1, 2.9, 3.0],
+        "a": [1.0, 2.2, 1.4, 2.8, 1.9],
+        "b": [1.2, 2.1, 1.7, 2.6, 1.9],
+        "c": [3.0, 3.1, 2.9, 3.0, 3.0],
     }
     rows = compute_standings(_adjusted_sets(targets, (1, 2, 3)))
 
@@ -613,3 +651,122 @@ def test_adjusted_ranks_bands_and_order_agree(outcomes: list[MatchOutcome]) -> N
         assert rank is not None and rank <= i + 1
         assert rank == i + 1 or rank == ranks[i - 1]
         assert row.tied == (ranks.count(rank) > 1)
+
+
+# ------------------------------------------------------------------ honest at every sample size
+
+
+def test_four_sets_of_a_clear_difference_decide_nothing_five_do() -> None:
+    """Issue 30: no band decision below MIN_SAMPLES shared sets, however clear the sets look.
+
+    Bot a is 0.15 places better than b in every set; c far behind. With four sets there is no
+    interval (``n/a, 4 sets`` in the table) and a and b tie; a fifth set separates them.
+    """
+    targets = {"a": [1.0, 2.0, 1.5, 2.5, 1.75], "b": [1.15, 2.15, 1.65, 2.65, 1.9]}
+    targets["c"] = [3.0] * 5
+    four = {k: v[:4] for k, v in targets.items()}
+    builder = StandingsBuilder()
+    for outcome in _adjusted_sets(four, (1, 2, 3)):
+        builder.add(outcome)
+    rows = builder.rows()
+    assert [("a", 1, True), ("b", 1, True), ("c", 1, True)] == [
+        (r.bot, r.rank, r.tied) for r in rows
+    ]
+    assert all(r.adjusted_low is None for r in rows)
+    difference = builder.difference("a", "b")
+    assert difference is not None
+    assert (4, None, None) == (difference[0], difference[2], difference[3])
+    assert difference[1] == pytest.approx(-0.15)
+    console = Console(width=200, record=True)
+    console.print(standings_table(rows, "t"))
+    assert "(n/a, 4 sets)" in console.export_text()
+
+    rows = compute_standings(_adjusted_sets(targets, (1, 2, 3)))
+    assert [("a", 1), ("b", 2), ("c", 3)] == [(r.bot, r.rank) for r in rows]
+
+
+def test_the_paired_difference_either_way_and_without_a_shared_set() -> None:
+    """``difference(a, b)`` is ``-difference(b, a)``; bots that never met have none."""
+    builder = StandingsBuilder()
+    for outcome in _adjusted_sets({"a": [1.0] * 5, "b": [2.0] * 5, "c": [3.0] * 5}, (1, 2, 3)):
+        builder.add(outcome)
+    apart = MatchOutcome("m99999", ("d", "e", "f"), (1, 2, 3), (0,) * 3, 100, 1, 99, (0.0,) * 3)
+    builder.add(apart)
+    ab, ba = builder.difference("a", "b"), builder.difference("b", "a")
+    assert ab is not None and ba is not None
+    assert (5, -1.0, -1.0, -1.0) == pytest.approx(ab)  # no spread: the interval is a point
+    assert (5, 1.0, 1.0, 1.0) == pytest.approx(ba)
+    assert builder.difference("a", "d") is None
+
+
+def _null_ladder(rng: random.Random, sets: int, skills: dict[str, float]) -> list[MatchOutcome]:
+    """Duplicate sets of 4-seat matches in which ``A`` and ``A2`` are the same bot.
+
+    Each set deals one strength per seat (its cards, ``N(0, 1)``); each match seats the bots
+    in one rotation, and a bot's play is its skill, its seat's strength and ``N(0, 1)`` of
+    its own; places are by play. Its luck is what its seat's strength is worth (``-0.8`` of a
+    place per unit), which averages zero: it depends on the deal only.
+    """
+    bots = list(skills)
+    out: list[MatchOutcome] = []
+    for group in range(sets):
+        strength = [rng.gauss(0, 1) for _ in bots]
+        for r in range(len(bots)):
+            seated = bots[r:] + bots[:r]
+            play = [skills[b] + strength[j] + rng.gauss(0, 1) for j, b in enumerate(seated)]
+            order = sorted(range(len(bots)), key=lambda j: -play[j])
+            places = [0] * len(bots)
+            for k, j in enumerate(order):
+                places[j] = k + 1
+            out.append(
+                MatchOutcome(
+                    f"m{len(out):06d}",
+                    tuple(seated),
+                    tuple(places),
+                    (100,) * len(bots),
+                    100,
+                    10,
+                    group,
+                    tuple(-0.8 * x for x in strength),
+                )
+            )
+    return out
+
+
+def test_two_copies_of_one_bot_are_told_apart_in_at_most_5_percent_at_every_size() -> None:
+    """Issue 30: under the null, the intervals cover 0 and the bands keep the copies together.
+
+    1,000 simulated ladders (a fixed seed) of A, A2 (one bot under two names) and two others
+    0.3 above and below, read after every set from 2 to 10. Below 5 sets no interval is
+    shown and nobody is separated; from 5, the paired difference's 95 % interval misses 0,
+    and the bands put A and A2 apart, each in at most 5 % of the ladders (give or take three
+    standard errors of the simulation: 2.1 points). Before: the normal approximation and
+    a band rule that compared each row with its band's first row only put the copies in
+    different bands in 16 to 20 % of these ladders (by chaining: A joined B's band, A2 did not).
+    """
+    rng = random.Random(30)
+    ladders, sizes = 1000, range(2, 11)
+    skills = {"A": 0.0, "A2": 0.0, "B": 0.3, "C": -0.3}
+    missed = dict.fromkeys(sizes, 0)
+    apart = dict.fromkeys(sizes, 0)
+    for _ in range(ladders):
+        builder = StandingsBuilder()
+        outcomes = _null_ladder(rng, max(sizes), skills)
+        for n in range(1, max(sizes) + 1):
+            for outcome in outcomes[(n - 1) * 4 : n * 4]:
+                builder.add(outcome)
+            if n not in sizes:
+                continue
+            difference = builder.difference("A", "A2")
+            assert difference is not None and n == difference[0]
+            _, _, low, high = difference
+            assert (low is None) == (n < MIN_SAMPLES)
+            missed[n] += low is not None and high is not None and (low > 0 or high < 0)
+            ranks = {r.bot: r.rank for r in builder.rows()}
+            apart[n] += ranks["A"] != ranks["A2"]
+    allowed = 0.05 + 3 * math.sqrt(0.05 * 0.95 / ladders)
+    rates = {n: (missed[n] / ladders, apart[n] / ladders) for n in sizes}
+    for n in sizes:
+        if n < MIN_SAMPLES:
+            assert (0.0, 0.0) == rates[n]
+        assert rates[n][0] <= allowed and rates[n][1] <= allowed, rates

@@ -705,7 +705,8 @@ def test_the_leaderboard_ranks_by_adjusted_place_as_arena_run_does(
     """With luck estimates and no two bots sharing two sets: the same adjusted-place bands.
 
     25 bots at the 30 tables of 5 of the affine plane of order 5 (each pair meets once), so
-    ``arena run`` compares every pair by their own intervals, as the league always does.
+    ``arena run`` compares every pair by their own intervals, as the league always does; in
+    three tiers, so that there are bands to compare.
     """
     versions = make_versions(session, 25)
     rng = random.Random(9)
@@ -718,7 +719,11 @@ def test_the_leaderboard_ranks_by_adjusted_place_as_arena_run_does(
     for i, table in enumerate(tables):
         seats = rng.sample(table, len(table))
         places = [table.index(v) + 1 for v in seats]
-        lucks = [round(rng.uniform(-0.5, 0.5), 6) for _ in seats]
+        # Three tiers 2 places apart in adjusted place: a gradient of 25 close bots is one
+        # band (no line in it is supported by the data), and the comparison needs bands.
+        lucks = [
+            round(-2.0 * (versions.index(v) * 3 // 25) + rng.uniform(-0.5, 0.5), 6) for v in seats
+        ]
         record = _record(places, luck=lucks)
         _play(session, seats, record)
         outcomes.append(
