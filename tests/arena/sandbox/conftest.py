@@ -250,9 +250,12 @@ def docker_images() -> Iterator[None]:
 
     client = docker.from_env()
     try:
-        for image in client.images.list(filters={"label": "flipflop.bot.dir"}):
-            if image.labels.get("flipflop.bot.dir") in _adversary_dirs:
-                for tag in image.tags:
+        # The list call's summaries, not images.list(), which inspects each image listed:
+        # another pytest-xdist worker removes its own adversaries' images meanwhile, and an
+        # inspect of one just removed failed this teardown (ImageNotFound).
+        for image in client.api.images(filters={"label": "flipflop.bot.dir"}):
+            if (image.get("Labels") or {}).get("flipflop.bot.dir") in _adversary_dirs:
+                for tag in image.get("RepoTags") or []:
                     with contextlib.suppress(docker.errors.APIError):
                         client.images.remove(tag)
     finally:
