@@ -1,6 +1,6 @@
 """The whole suite's hooks: how pytest-xdist shares the tests out, and tests that run alone.
 
-On pytest-xdist workers (``ARENA_TEST_WORKERS=4 bash scripts/test.sh``, and the fast tier;
+On pytest-xdist workers (``bash scripts/test.sh`` runs 4, and the fast tier too;
 CONTRIBUTING.md, "CI time"), ``--dist loadscope`` sends a module's tests to one worker, so its
 module fixtures (a Docker image, a migrated database, a served league) are made once. Two
 refinements:
