@@ -263,21 +263,24 @@ def _paired_ranks(
 
 
 def _separated(
-    leader: BotStanding, row: BotStanding, pairs: Mapping[tuple[str, str], Sequence[float]]
+    above: BotStanding, row: BotStanding, pairs: Mapping[tuple[str, str], Sequence[float]]
 ) -> bool:
-    """True if ``leader`` and ``row`` are told apart at 95 % (see :func:`_paired_ranks`)."""
-    paired = paired_difference(pairs, leader.bot, row.bot)
+    """True if ``above`` (sorted above ``row``) and ``row`` are told apart at 95 %.
+
+    See :func:`_paired_ranks`.
+    """
+    paired = paired_difference(pairs, above.bot, row.bot)
     if paired is not None and paired[2] is not None and paired[3] is not None:
         # A paired difference either way at 95 % tells them apart.
         return paired[3] < 0 or paired[2] > 0
     halves = [
         (r.adjusted_high - r.adjusted_low) / 2
-        for r in (leader, row)
+        for r in (above, row)
         if r.adjusted_high is not None and r.adjusted_low is not None
     ]
-    if len(halves) < 2 or leader.adjusted_place is None or row.adjusted_place is None:
+    if len(halves) < 2 or above.adjusted_place is None or row.adjusted_place is None:
         return False
-    return row.adjusted_place - leader.adjusted_place > math.hypot(*halves)
+    return row.adjusted_place - above.adjusted_place > math.hypot(*halves)
 
 
 def paired_difference(
