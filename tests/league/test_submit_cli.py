@@ -90,17 +90,21 @@ def _version(served: Served, bot: str, number: int) -> dict[str, object]:
 
 
 def test_submit_follows_each_step_until_active(served: Served) -> None:
-    """A good bot is uploaded, each step printed as it ends, and it ends active (exit 0)."""
+    """A good bot is uploaded, each step printed as it ends, and it ends active (exit 0).
+
+    A name of its own: other tests of the module submit the same archive as ``rnd`` to the
+    same league, and in random order (pytest-randomly) it was "submitted before".
+    """
     bot = bot_copy(served, REPO / "bots" / "random", "one")
-    result = served.run("submit", str(bot), "--name", "rnd", "--poll", POLL, login=served.alice)
+    result = served.run("submit", str(bot), "--name", "steps", "--poll", POLL, login=served.alice)
     assert 0 == result.exit_code, result.output
-    assert f"uploaded rnd v1 to {served.url}" in result.stdout
-    assert "rnd v1 is active: it plays in the league from now on" in result.stdout
+    assert f"uploaded steps v1 to {served.url}" in result.stdout
+    assert "steps v1 is active: it plays in the league from now on" in result.stdout
     told = [line.split()[:2] for line in result.stderr.splitlines() if line.startswith("  ")]
     assert [["build", "passed"], ["check", "passed"], ["match", "passed"]] == [
         t for t in told if t and t[0] in ("build", "check", "match") and t[1] != "running…"
     ]
-    assert "active" == _version(served, "rnd", 1)["status"]
+    assert "active" == _version(served, "steps", 1)["status"]
 
 
 def test_the_same_bot_again_is_its_version_and_uses_no_submission(served: Served) -> None:
