@@ -270,9 +270,11 @@ def _separated(
     See :func:`_paired_ranks`.
     """
     paired = paired_difference(pairs, above.bot, row.bot)
-    if paired is not None and paired[2] is not None and paired[3] is not None:
-        # A paired difference either way at 95 % tells them apart.
-        return paired[3] < 0 or paired[2] > 0
+    if paired is not None:
+        _, _, low, high = paired
+        if low is not None and high is not None:
+            # A paired difference either way at 95 % tells them apart.
+            return high < 0 or low > 0
     halves = [
         (r.adjusted_high - r.adjusted_low) / 2
         for r in (above, row)
@@ -293,8 +295,8 @@ def paired_difference(
     None if they never shared a set.
     """
     key, sign = ((a, b), 1.0) if a < b else ((b, a), -1.0)
-    found = pairs.get(key)
-    if not found or not found[0]:
+    found = pairs.get(key)  # a pair is there once they shared a set
+    if found is None:
         return None
     n, total, squares = found
     mean, low, high = _interval((n, sign * total, squares))
