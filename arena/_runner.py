@@ -131,10 +131,10 @@ class TimeControl:
         decision_ms: deadline for one decision.
         time_bank_ms: per-match reserve drawn on when a decision runs past its deadline.
         max_strikes: faults after which a seat is forfeited (crashes forfeit at once).
-        notify_ms: deadline for start-of-match, end-of-hand and end-of-match notices. Their
-            time is taken from the seat's time bank too, and a notice's deadline is never more
-            than what is left of it (plus ``wall_margin_ms`` where the bot's CPU time is known,
-            as its charge is wall time less that margin; at least ``NOTICE_FLOOR_MS``).
+        notify_ms: budget for start-of-match, end-of-hand and end-of-match notices. Their
+            time is taken from the seat's time bank too, and a notice's budget is never more
+            than what is left of it (at least ``NOTICE_FLOOR_MS``). Like a decision's, it is
+            CPU time where the bot's CPU time is known, with the same wall-clock backstop.
         wall_factor: where the bot's CPU time is known, a decision is charged that CPU time
             (``decision_ms`` and the bank are CPU time), and its wall-clock backstop is this
             many times its CPU budget, plus ``wall_margin_ms``: past that it is a TIMEOUT
@@ -358,8 +358,9 @@ class _Match:
             )
             seated.bot.cpu_ns()  # finds its cgroup now (a container's: an API call), not later
             t0, cpu0 = time.perf_counter(), _cpu_ns(s)
-            seated.client.start_match(info, timeout=self._notice_s(s, cpu0))
-            self._charge(s, t0, cpu0)
+            budget = self._notice_budget_ms(s)
+            seated.client.start_match(info, timeout=self._notice_s(budget, cpu0))
+            self._charge(s, t0, cpu0, budget)
             s.started = True
         except (SandboxError, BotError) as e:
             self.fault(s, FaultKind.START, str(e) or type(e).__name__, forfeit=True)
@@ -402,23 +403,23 @@ class _Match:
 
     def _notice(self, s: _Seat, result: HandResult) -> None:
         """:meth:`_hand_ended`, its wall time counted against the seat's wall-clock cap."""
-        t0 = time.perf_counter()
+        t0, cpu_ms = time.perf_counter(), None
         try:
-            self._hand_ended(s, result)
+            cpu_ms = self._hand_ended(s, result)
         finally:
-            s.waited_ms += (time.perf_counter() - t0) * 1000
+            s.waited_ms += self._uncredited_ms((time.perf_counter() - t0) * 1000, cpu_ms)
 
-    def _uncredited_ms(self, s: _Seat, wall_ms: float) -> float:
-        """What a decision's wall time adds to the seat's wall-clock cap.
+    def _uncredited_ms(self, wall_ms: float, cpu_ms: float | None) -> float:
+        """What a decision's or a notice's wall time adds to the seat's wall-clock cap.
 
         Where its CPU time is known, up to ``wall_factor`` times it is credited: a bot slowed
         by busy neighbours (its wall time a few times its CPU time) is not charged for them,
         while waiting without working (sleeping, answering just in time) is. A bot may buy
         that much waiting with CPU spent, within its CPU budget: the backstop's bound anyway.
         """
-        if s.last_cpu_ms is None:
+        if cpu_ms is None:
             return wall_ms
-        return max(0.0, wall_ms - self.clock.wall_factor * s.last_cpu_ms)
+        return max(0.0, wall_ms - self.clock.wall_factor * cpu_ms)
 
     def _over_wall_cap(self, s: _Seat) -> str:
         """Forfeit ``s`` if the runner has waited on it past its wall-clock cap; the fault text.
@@ -437,48 +438,57 @@ class _Match:
             forfeit=True,
         )
 
-    def _hand_ended(self, s: _Seat, result: HandResult) -> None:
+    def _hand_ended(self, s: _Seat, result: HandResult) -> float | None:
+        """Tell ``s`` of a settled hand; return the CPU time it used (ms; None: not known)."""
         assert s.client is not None
         t0, cpu0 = time.perf_counter(), _cpu_ns(s)
         error: tuple[FaultKind, str] | None = None
+        budget = self._notice_budget_ms(s)
         try:
-            s.client.hand_ended(self.match_id, result, timeout=self._notice_s(s, cpu0))
+            s.client.hand_ended(self.match_id, result, timeout=self._notice_s(budget, cpu0))
         except BotError as e:
             error = (_fault_kind(e), f"hand_ended: {e}")
-        ms = self._charge(s, t0, cpu0)
+        timed_out = error is not None and error[0] is FaultKind.TIMEOUT
+        ms, cpu_ms = self._charge(s, t0, cpu0, budget, timed_out)
         if error is None and s.bank_ms < 0:
             error = (FaultKind.TIMEOUT, f"hand_ended: took {ms:.0f} ms with the time bank spent")
         s.bank_ms = max(0.0, s.bank_ms)  # spent, and struck for it: decisions in time stay fine
         if error is not None:
             self.fault(s, *error)
+        return cpu_ms
 
-    def _notice_s(self, s: _Seat, cpu0: int | None) -> float:
-        """A notice's deadline in seconds: ``notify_ms``, but no more than the bank left.
+    def _notice_budget_ms(self, s: _Seat) -> float:
+        """A notice's budget in charged time: ``notify_ms``, but no more than the bank left."""
+        return max(NOTICE_FLOOR_MS, min(self.clock.notify_ms, s.bank_ms))
 
-        Where the bot's CPU time is known (``cpu0`` not None) a notice is charged its wall
-        time less ``wall_margin_ms`` (:meth:`_charge`), so its deadline is the bank plus that
-        margin: a bot that does no work on it is late exactly when the charge would pass
-        the bank. (With the bank alone, a neighbour that slowed an honest bot's round trip
-        past what was left of a small bank made it late though the notice cost it nothing.)
+    def _notice_s(self, budget_ms: float, cpu0: int | None) -> float:
+        """A notice's gRPC deadline in seconds, for a budget of ``budget_ms``.
+
+        Notices are timed as decisions are: where the bot's CPU time is known (``cpu0`` not
+        None) the budget is CPU time and the deadline is the wall-clock backstop
+        (:meth:`_backstop_ms`); otherwise the budget itself, on the wall clock. (A deadline
+        of the wall time left in the bank, as notices had, let a busy neighbour make an honest
+        bot late for a round trip that cost it nothing.)
         """
-        margin = 0 if cpu0 is None else self.clock.wall_margin_ms
-        return max(NOTICE_FLOOR_MS, min(self.clock.notify_ms, s.bank_ms + margin)) / 1000
+        return (budget_ms if cpu0 is None else self._backstop_ms(budget_ms)) / 1000
 
-    def _charge(self, s: _Seat, t0: float, cpu0: int | None) -> float:
-        """Take a notice's time, since ``t0``, from the seat's bank; return it, ms.
+    def _charge(
+        self, s: _Seat, t0: float, cpu0: int | None, budget_ms: float, timed_out: bool = False
+    ) -> tuple[float, float | None]:
+        """Take a notice's time, since ``t0``, from the seat's bank; return it and its CPU, ms.
 
-        Every wait counts: an honest notice needs next to no work, so its wall time is
-        charged, less ``wall_margin_ms`` where the bot's CPU time is known (then at least
-        the CPU it used): a busy neighbour can delay a notice's round trip by that much
-        without making the bot pay for it, while a bot that sleeps on its notices (free
-        under the CPU clock) still pays all but the margin.
+        The charge is the CPU time it used where that is known, as for a decision, and the
+        whole budget for one that went unanswered within its backstop; otherwise its wall
+        time. A bot that sleeps on its notices spends no CPU, and the per-match wall-clock cap
+        (:meth:`_over_wall_cap`), which counts a notice's wait as a decision's, bounds it.
         """
         ms = (time.perf_counter() - t0) * 1000
         cpu1 = None if cpu0 is None else _cpu_ns(s)
-        if cpu0 is not None and cpu1 is not None:
-            ms = max((cpu1 - cpu0) / 1e6, ms - self.clock.wall_margin_ms)
+        cpu_ms = None if cpu0 is None or cpu1 is None else (cpu1 - cpu0) / 1e6
+        if cpu_ms is not None:
+            ms = max(cpu_ms, budget_ms) if timed_out else cpu_ms
         s.bank_ms -= ms
-        return ms
+        return ms, cpu_ms
 
     def _backstop_ms(self, budget_ms: float) -> float:
         """The wall-clock limit of a decision whose CPU budget is ``budget_ms``."""
@@ -583,7 +593,8 @@ class _Match:
                 capped = self._over_wall_cap(s)
                 waited = time.perf_counter()
                 note, ms, fault = self.decide(s)
-                s.waited_ms += self._uncredited_ms(s, (time.perf_counter() - waited) * 1000)
+                wall = (time.perf_counter() - waited) * 1000
+                s.waited_ms += self._uncredited_ms(wall, s.last_cpu_ms)
                 fault = capped or fault
                 decisions += 1
                 writer.decision(st, before, note=note, ms=ms, cpu_ms=s.last_cpu_ms, fault=fault)
@@ -595,9 +606,8 @@ class _Match:
                 # The match is decided; a bot that cannot hear it changes nothing (but its
                 # instance, in doubt, is not kept).
                 with contextlib.suppress(BotError):
-                    s.client.end_match(
-                        self.match_id, st.result, timeout=self._notice_s(s, _cpu_ns(s))
-                    )
+                    timeout = self._notice_s(self._notice_budget_ms(s), _cpu_ns(s))
+                    s.client.end_match(self.match_id, st.result, timeout=timeout)
                     s.ended = True
         return MatchRecord(
             match_id=self.match_id,
