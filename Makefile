@@ -15,9 +15,10 @@ proto: ## Regenerate sdk/flipflop/_proto/ from proto/ (commit the result)
 vectors: ## Regenerate proto/testdata/decision_vectors.json from the engine (commit the result)
 	$(PYTHON) scripts/gen_vectors.py
 
-lint: ## Check lint and formatting with ruff
+lint: ## Check lint and formatting with ruff, and the import contracts (docs/architecture.md)
 	$(BIN)ruff check
 	$(BIN)ruff format --check
+	$(BIN)lint-imports
 
 typecheck: ## Type-check with mypy --strict (each bundled bot on its own: all are bot.py)
 	$(BIN)mypy

@@ -20,7 +20,7 @@ still tell what the bot sent:
 Everything else, letters of any script, emoji and ordinary spaces, is kept. The escapes are
 plain ASCII, so cleaning is idempotent: a cleaned string has nothing left to clean.
 A CSV cell needs one more thing, done by the CSV writer only (see
-``arena._standings.write_standings``): a text cell starting with ``= + - @`` gets a ``'``
+``arena.ladder._standings.write_standings``): a text cell starting with ``= + - @`` gets a ``'``
 prefix so a spreadsheet does not run it as a formula (OWASP's "CSV injection").
 
 :func:`hide_password` keeps a URL's password (a broker's, say) off a printed line.

@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from arena._runner import TimeControl, run_match
+from arena.match._runner import TimeControl, run_match
 from arena.sandbox import ProcessSandbox, RunningBot, Sandbox
 from arena.sandbox._docker import DockerSandbox
 from flipflop import MatchConfig, read_manifest

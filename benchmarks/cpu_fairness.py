@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from arena._runner import TimeControl, run_match
+from arena.match._runner import TimeControl, run_match
 from arena.sandbox import ProcessSandbox, SandboxLimits
 from arena.sandbox._cgroup import CgroupTree, cgroup_tree
 from flipflop import BotManifest, MatchConfig, read_manifest

@@ -12,7 +12,7 @@ to attack, so both play the same default game and the same decisions:
   (per match at most the cap at its decisions, one deadline and the time bank longer);
 - ``logflood``: 64 KB lines on stdout and stderr without end (twin: none);
 - ``pingflood``: HTTP/2 PING frames between the server's frames (twin: the same relay, no
-  PINGs); under Docker the arena's relay (``arena/_relay.py``) cuts it off at its first
+  PINGs); under Docker the arena's relay (``arena/match/_relay.py``) cuts it off at its first
   flood, the process sandbox dials its bots directly and is not guarded.
 
 For the floods: the arena process's CPU seconds (``getrusage``) and peak RSS (``VmHWM``), and
@@ -38,7 +38,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from arena._runner import WALL_SHARE, TimeControl, run_match  # noqa: E402 - after the path is set
+from arena.match._runner import WALL_SHARE, TimeControl, run_match  # noqa: E402 - after the path is set
 from arena.sandbox import ProcessSandbox, Sandbox  # noqa: E402
 from flipflop import MatchConfig, read_manifest  # noqa: E402
 

@@ -9,7 +9,7 @@ played three times in the same run:
     instances loaded from the bots' directories, same seeds and seats as the ladder — the
     engine and the bots' own thinking, nothing else;
 (b) ``run_ladder`` with ``jobs=1``: every bot a child process of the process sandbox, kept
-    up from match to match (``arena/_hosts.py``), talking gRPC over a unix socket, one match
+    up from match to match (``arena/match/_hosts.py``), talking gRPC over a unix socket, one match
     at a time — what ``arena run --jobs 1 --sandbox process`` does, less the printing;
 (c) the same with ``jobs=2``.
 
@@ -32,9 +32,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena._bundled import resolve_bot
-from arena._deal import match_seed
-from arena._ladder import LadderSpec, run_ladder
+from arena.ladder._bundled import resolve_bot
+from arena.ladder._ladder import LadderSpec, run_ladder
+from arena.match._deal import match_seed
 from arena.sandbox import ProcessSandbox
 from flipflop import (
     Action,

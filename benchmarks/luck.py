@@ -6,8 +6,8 @@ Run: ``python benchmarks/luck.py [--fit-matches N] [--check-matches N] [--jobs J
    in-process at 3, 4 and 5 seats (line-ups drawn with a fixed ``random.Random``). For every
    seat dealt in, every hand, the game-pot chips in stakes (antes, extra stakes and wins of
    the game pot, R-FIFTY-PAY's side pot included) are regressed by least squares on the
-   centred features of its dealt hand and of the others' mean (``arena._luck.features``).
-   Prints the coefficients, as code to paste into ``arena/_luck.py``, and the share of
+   centred features of its dealt hand and of the others' mean (``arena.match._luck.features``).
+   Prints the coefficients, as code to paste into ``arena/match/_luck.py``, and the share of
    per-hand chip variance each luck term removes.
 2. **Check** (seeds ``luck-check/0`` …, never used for fitting): the three bots at a 3-seat
    table, seats rotated, with the fitted model. Prints per bot its mean luck in places with
@@ -31,7 +31,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from arena._luck import (
+from arena.match._luck import (
     FEATURE_MEANS,
     FEATURE_NAMES,
     TABLE_FEATURE_NAMES,

@@ -28,7 +28,7 @@ import sys
 import time
 import tracemalloc
 
-from arena._plan import plan_ladder, plan_spread
+from arena.ladder._plan import plan_ladder, plan_spread
 
 CASES = [(1000, 5, 10_000, True), (64, 5, 30, True), (1000, 5, 10_000, False)]
 

@@ -69,7 +69,7 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select, update
 
-from arena._bundled import bundled_dir
+from arena.ladder._bundled import bundled_dir
 from arena.league import (
     BotVersion,
     League,

@@ -15,7 +15,7 @@ once per rotation of the line-up, so every bot takes every seat with the same de
   and counter vs greedy again from the same matches. ``--no-search`` skips this sample.
 
 The unit is the duplicate set: a bot's set value is its mean placement (1 = best) over the
-set's rotations, raw or luck-adjusted (``arena._luck.adjusted_placements``: placement less the
+set's rotations, raw or luck-adjusted (``arena.match._luck.adjusted_placements``: placement less the
 places its deals were worth, docs/standings.md). For a pair (A, B), over ``n`` sets, with
 ``d`` the mean of A's set values less B's and ``sd`` sample standard deviations:
 
@@ -60,7 +60,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena._luck import adjusted_placements
+from arena.match._luck import adjusted_placements
 from flipflop import MatchConfig, load_bot, play_match
 
 BOTS_DIR = Path(__file__).resolve().parent.parent / "bots"

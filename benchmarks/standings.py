@@ -10,7 +10,8 @@ in a hundred void and played again. Then computes the standings two ways, each i
 process so that neither's memory hides the other's:
 
 - old: ``read_records`` (every record), the latest per match id, ``compute_standings``;
-- stream: ``arena._records.tally_results`` (two passes over the file, a ``StandingsBuilder``).
+- stream: ``arena.ladder._records.tally_results`` (two passes over the file, a
+  ``StandingsBuilder``).
 
 Prints one line for each, starting ``standings old:`` and ``standings stream:``, with the
 wall time, the peak of Python allocations (tracemalloc, in a second run of its own, since
@@ -32,9 +33,9 @@ import tracemalloc
 from pathlib import Path
 from typing import Any
 
-from arena._ladder import did_not_start, load_outcomes, read_records
-from arena._records import tally_results
-from arena._standings import BotStanding, compute_standings
+from arena.ladder._ladder import did_not_start, load_outcomes, read_records
+from arena.ladder._records import tally_results
+from arena.ladder._standings import BotStanding, compute_standings
 
 _MB = 2**20
 

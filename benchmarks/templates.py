@@ -3,7 +3,7 @@
 Run: ``python benchmarks/templates.py [--sandbox process|docker] [--matches N] [--hand-cap H]
 [--keep DIR]``.
 
-Generates the Python, Node.js, Go and C++ templates (``arena._scaffold.scaffold_bot``) in a
+Generates the Python, Node.js, Go and C++ templates (``arena.client._scaffold.scaffold_bot``) in a
 temporary directory, builds them as their READMEs say (Node.js: ``npm ci``; Go: ``make``; C++:
 ``make -j2``; the Docker sandbox builds its images from the arena's recipes, so there it
 builds nothing on the host), and plays ONE ladder of the four and the bundled ``greedy``, all
@@ -33,8 +33,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from arena._scaffold import scaffold_bot
 from arena.cli import main as arena
+from arena.client._scaffold import scaffold_bot
 
 LANGUAGES = ["python", "node", "go", "cpp"]
 BUILD: dict[str, list[str]] = {

@@ -45,14 +45,14 @@ SCOPE_SECONDS = {
     "tests/arena/sandbox/test_adversaries.py": 360,
     "tests/league/test_service.py": 310,
     "tests/arena/sandbox/test_template_ladders.py": 230,
-    "tests/arena/test_template_go.py": 220,
+    "tests/arena/client/test_template_go.py": 220,
     "tests/league/test_validation.py": 210,
     "tests/arena/sandbox/test_images.py": 190,
     "tests/arena/sandbox/test_floods.py": 190,
-    "tests/arena/test_cpu_clock.py": 180,
-    "tests/arena/test_trust_ladder.py": 170,
+    "tests/arena/match/test_cpu_clock.py": 180,
+    "tests/arena/ladder/test_trust_ladder.py": 170,
     "tests/league/test_crash.py": 155,
-    "tests/arena/test_sprt.py": 140,
+    "tests/arena/ladder/test_sprt.py": 140,
     "tests/arena/sandbox/test_runtime.py": 115,
 }
 """Seconds of each long module's tests in one CI run on 4 workers (2 cores), for the order."""

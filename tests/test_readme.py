@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from arena._scaffold import scaffold_bot
+from arena.client._scaffold import scaffold_bot
 from flipflop import MatchConfig, load_bot, play_match
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import click
 
-from arena._bundled import resolve_bot
 from arena._errors import ArenaError
-from arena._runner import wait_serving
 from arena._text import clean, clean_lines
 from arena.cli._errors import ArenaCliError
 from arena.cli._options import sandbox_option
+from arena.ladder._bundled import resolve_bot
+from arena.match._runner import wait_serving
 from arena.sandbox import SandboxLimits, choose_sandbox
 from flipflop import BotError, check_bot, format_report
 

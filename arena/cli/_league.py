@@ -25,11 +25,12 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 
-from arena._standings import BotStanding
 from arena.cli._errors import ArenaCliError
 from arena.cli._serve import serve
 from arena.cli._submit import league_errors
 from arena.cli._table import STANDINGS_LEGEND, standings_table
+from arena.client._league import client_for
+from arena.ladder._standings import BotStanding
 from arena.league import (
     ArtifactError,
     Credentials,
@@ -52,7 +53,6 @@ from arena.league import (
     save_credentials,
     unit_of_work,
 )
-from arena.league._client import client_for
 from arena.league._results import LeaderRow, leaderboard, league_status
 
 __all__ = ["league", "login"]

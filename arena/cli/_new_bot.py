@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from arena._errors import ArenaError
-from arena._scaffold import DEFAULT_LANGUAGE, build_steps, languages, scaffold_bot
 from arena.cli._errors import ArenaCliError
+from arena.client._scaffold import DEFAULT_LANGUAGE, build_steps, languages, scaffold_bot
 
 __all__ = ["new_bot"]
 

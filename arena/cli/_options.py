@@ -7,7 +7,7 @@ from typing import Any, TypeVar
 
 import click
 
-from arena._runner import TimeControl
+from arena.match._runner import TimeControl
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from arena._story import tell
 from arena._text import clean
+from arena.match._story import tell
 from flipflop import FlipFlopError, read_replay
 from flipflop import replay as rerun
 

@@ -16,12 +16,7 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from arena._bundled import bundled_bots, resolve_bot
 from arena._errors import ArenaError, PlanError
-from arena._ladder import LadderResult, LadderSpec, install_interrupt, read_saved, run_ladder
-from arena._plan import PlannedMatch, plan_spread
-from arena._runner import TimeControl
-from arena._sprt import SprtDecision, SprtResult, SprtSpec, run_sprt, saved_sprt
 from arena._text import clean, hide_password
 from arena.cli._errors import ArenaCliError
 from arena.cli._options import (
@@ -32,11 +27,16 @@ from arena.cli._options import (
     time_options,
 )
 from arena.cli._table import STANDINGS_LEGEND, standings_table
+from arena.ladder._bundled import bundled_bots, resolve_bot
+from arena.ladder._ladder import LadderResult, LadderSpec, install_interrupt, read_saved, run_ladder
+from arena.ladder._plan import PlannedMatch, plan_spread
+from arena.ladder._sprt import SprtDecision, SprtResult, SprtSpec, run_sprt, saved_sprt
+from arena.match._runner import TimeControl
 from arena.sandbox import Sandbox, SandboxLimits, choose_sandbox
 from flipflop import MatchConfig
 
 if TYPE_CHECKING:
-    from arena._fleet_ladder import FleetOptions
+    from arena.ladder._fleet_ladder import FleetOptions
 
 __all__ = ["run"]
 
@@ -431,7 +431,7 @@ def _fleet_options(
     host, _, port = listen.rpartition(":")
     if not host or not port.isdigit():
         raise click.UsageError(f"--listen is HOST:PORT, not {listen!r}")
-    from arena._fleet_ladder import FleetOptions  # Celery: only when used
+    from arena.ladder._fleet_ladder import FleetOptions  # Celery: only when used
 
     token = os.environ.get("ARENA_WORKER_TOKEN") or "ffw_" + secrets.token_urlsafe(32)
     if not os.environ.get("ARENA_WORKER_TOKEN"):

@@ -26,8 +26,7 @@ from typing import Any
 
 import click
 
-from arena._errors import SandboxUnavailable
-from arena._runner import TimeControl
+from arena._errors import LeagueError, SandboxUnavailable
 from arena.cli._errors import ArenaCliError
 from arena.cli._options import (
     checked_broker,
@@ -47,11 +46,11 @@ from arena.league._connections import (
     server_config,
 )
 from arena.league._dispatch import DEFAULT_REPUBLISH, FleetRules
-from arena.league._errors import LeagueError
 from arena.league._executor import DEFAULT_LEASE
 from arena.league._home import League, open_league
 from arena.league._metrics import metrics_text, setup_logging
 from arena.league._service import LeagueService
+from arena.match._runner import TimeControl
 from arena.sandbox import Sandbox, SandboxLimits, choose_sandbox
 from flipflop import MatchConfig
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import click
 
+from arena._errors import ArtifactError, LeagueConfigError, LeagueError
 from arena.cli._errors import ArenaCliError
-from arena.league._client import LeagueClient, LeagueUnavailable, client_for
-from arena.league._errors import ArtifactError, LeagueConfigError, LeagueError
-from arena.league._uploads import pack_bot
+from arena.client._league import LeagueClient, LeagueUnavailable, client_for
+from arena.client._pack import pack_bot
 from flipflop import ManifestError, read_manifest
 
 __all__ = ["activate", "submit", "versions"]

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from rich.table import Table
 from rich.text import Text
 
-from arena._standings import MIN_SAMPLES, BotStanding, StandingStatus
 from arena._text import clean
+from arena.ladder._standings import MIN_SAMPLES, BotStanding, StandingStatus
 
 __all__ = ["STANDINGS_LEGEND", "standings_table"]
 

@@ -11,6 +11,24 @@ case. This package never imports a web framework: the HTTP API is ``arena.league
 
 from __future__ import annotations
 
+from arena._errors import (
+    ArtifactError,
+    Conflict,
+    Forbidden,
+    LeagueConfigError,
+    LeagueError,
+    NotAuthenticated,
+    NotFound,
+    SubmissionLimitExceeded,
+    UploadRejected,
+)
+from arena.client._credentials import (
+    Credentials,
+    credentials_path,
+    load_credentials,
+    save_credentials,
+)
+from arena.client._pack import SKIPPED_NAMES, UploadLimits, pack_bot
 from arena.league._accounts import (
     TOKEN_PREFIX,
     Account,
@@ -41,24 +59,7 @@ from arena.league._bots import (
     disable_bot,
     inherited_rating,
 )
-from arena.league._credentials import (
-    Credentials,
-    credentials_path,
-    load_credentials,
-    save_credentials,
-)
 from arena.league._db import Base, connect, sessions, sqlite_url, unit_of_work, utcnow
-from arena.league._errors import (
-    ArtifactError,
-    Conflict,
-    Forbidden,
-    LeagueConfigError,
-    LeagueError,
-    NotAuthenticated,
-    NotFound,
-    SubmissionLimitExceeded,
-    UploadRejected,
-)
 from arena.league._executor import (
     DEFAULT_LEASE,
     MAX_ATTEMPTS,
@@ -107,13 +108,7 @@ from arena.league._submissions import (
     submissions_today,
     take_submission,
 )
-from arena.league._uploads import (
-    SKIPPED_NAMES,
-    UnpackedUpload,
-    UploadLimits,
-    pack_bot,
-    unpack_upload,
-)
+from arena.league._uploads import UnpackedUpload, unpack_upload
 from arena.league._validation import HOUSE_BOTS, house_bots, validate_version
 from arena.league._versions import (
     StepInfo,

@@ -19,8 +19,8 @@ from enum import StrEnum
 from sqlalchemy import CHAR, Boolean, Enum, ForeignKey, Integer, String, delete, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from arena._errors import Conflict, Forbidden, LeagueError, NotAuthenticated, NotFound
 from arena.league._db import Base, UtcDateTime, enum_values, utcnow
-from arena.league._errors import Conflict, Forbidden, LeagueError, NotAuthenticated, NotFound
 
 __all__ = [
     "TOKEN_PREFIX",

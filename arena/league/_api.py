@@ -56,25 +56,28 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arena import __version__
+from arena._errors import (
+    Forbidden,
+    LeagueError,
+    NotAuthenticated,
+    NotFound,
+)
 from arena.league._accounts import Account, Role, authenticate, bearer_token
 from arena.league._bots import StepKind, disable_bot
 from arena.league._connections import ConnectionLimits, server_config
 from arena.league._db import MAX_INTEGER, MIN_INTEGER, read_only, unit_of_work
 from arena.league._dispatch import FleetRules
-from arena.league._errors import (
-    Forbidden,
-    LeagueError,
-    NotAuthenticated,
-    NotFound,
-    UploadRejected,
-)
 from arena.league._gate import (
     MAX_WORKER_JSON_BYTES,
+    UPLOAD_TYPES,
     BodyLimit,
     Gate,
     TokenThrottle,
     TooManyFailures,
+    UnsupportedUpload,
+    UploadTooLarge,
     address,
+    read_upload,
 )
 from arena.league._home import League
 from arena.league._matches import Match, MatchStatus
@@ -117,9 +120,6 @@ __all__ = [
 ]
 
 API_PREFIX = "/api/v1"
-UPLOAD_TYPES = frozenset({"application/gzip", "application/x-gzip", "application/octet-stream"})
-"""The content types an upload may be sent as (a tar.gz either way)."""
-
 _MAX_MATCHES = 500
 # The status keys that name this server's machine and process (the executor's worker is
 # HOST:PID:RANDOM): an admin's only.
@@ -130,18 +130,6 @@ _BEARER = {"WWW-Authenticate": "Bearer"}
 _VERSION_RESULTS = ("matches", "mean_place", "first_places", "last_played", "placements")
 
 log = logging.getLogger("arena.league.api")
-
-
-class UploadTooLarge(UploadRejected):
-    """An upload past the league's ``max_compressed_bytes``, refused before it is unpacked."""
-
-    status_code = 413
-
-
-class UnsupportedUpload(UploadRejected):
-    """An upload sent as something other than a gzip-compressed tar archive."""
-
-    status_code = 415
 
 
 def _caller(request: Request) -> Account | None:
@@ -284,7 +272,7 @@ def create_app(
         version; 200 with the existing one when the same archive was submitted before.
         ``activate=false`` validates it without making it the active version.
         """
-        archive = await _read_upload(request, league.config.uploads.max_compressed_bytes)
+        archive = await read_upload(request, league.config.uploads.max_compressed_bytes)
 
         def use_case() -> JSON:
             submitted = submit_version(league, account.name, name, archive, activate=activate)
@@ -528,37 +516,6 @@ def _validation_sentence(errors: Sequence[Any]) -> str:
     first = errors[0]
     where = " ".join(str(p) for p in first.get("loc", ()) if p not in ("path", "query", "body"))
     return f"{where or 'the request'}: {first.get('msg', 'invalid')}"
-
-
-async def _read_upload(request: Request, limit: int) -> bytes:
-    """The request body, refused past ``limit`` bytes (by its Content-Length, then as it comes).
-
-    Raises:
-        UnsupportedUpload: a content type that is not a gzip archive's.
-        UploadTooLarge: more than ``limit`` bytes, declared or sent.
-        LeagueError: a Content-Length that is not a number.
-    """
-    kind = request.headers.get("content-type", "application/gzip").split(";")[0].strip().lower()
-    if kind not in UPLOAD_TYPES:
-        raise UnsupportedUpload(
-            f"an upload is a tar.gz sent as application/gzip, not {kind or 'untyped'}"
-        )
-    too_large = UploadTooLarge(
-        f"the upload is larger than {limit} bytes, the most this league accepts"
-    )
-    declared = request.headers.get("content-length")
-    if declared is not None:
-        if not declared.strip().isdigit():
-            raise LeagueError(f"Content-Length must be a number of bytes (got {declared!r})")
-        if int(declared) > limit:
-            raise too_large
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        # Checked as the bytes come too: a chunked body declares no length.
-        if len(body) > limit:
-            raise too_large
-    return bytes(body)
 
 
 def _require_owner(account: Account, owner: str, what: str) -> None:

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-from arena.league._errors import ArtifactError
+from arena._errors import ArtifactError
 
 __all__ = ["ArtifactStore", "DirectoryStore", "check_digest"]
 

@@ -29,9 +29,9 @@ from sqlalchemy import (
 from sqlalchemy import text as sa_text
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from arena._errors import Conflict, NotFound
 from arena.league._accounts import User
 from arena.league._db import Base, UtcDateTime, enum_values, utcnow
-from arena.league._errors import Conflict, NotFound
 from arena.league._matches import MatchSeat
 
 __all__ = [
@@ -53,7 +53,7 @@ __all__ = [
 
 _MANIFEST_NAME_MAX = 40  # flipflop's rule for bot.toml names (sdk/flipflop/_manifest.py)
 
-# openskill's Plackett-Luce defaults, as `arena run` rates bots (arena/_standings.py).
+# openskill's Plackett-Luce defaults, as `arena run` rates bots (arena/ladder/_standings.py).
 DEFAULT_MU = 25.0
 DEFAULT_SIGMA = 25.0 / 3.0
 # A new version is a changed bot: its rating starts at its parent's mean, its uncertainty

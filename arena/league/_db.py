@@ -29,7 +29,7 @@ from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import DeclarativeBase, Session, sessionmaker
 from sqlalchemy.types import TypeDecorator
 
-from arena.league._errors import LeagueConfigError
+from arena._errors import LeagueConfigError
 
 __all__ = [
     "MAX_INTEGER",

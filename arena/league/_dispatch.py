@@ -63,7 +63,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from arena._runner import TimeControl
+from arena._errors import Conflict, LeagueError, NotFound
 from arena.league._bots import (
     Bot,
     BotVersion,
@@ -74,7 +74,6 @@ from arena.league._bots import (
     seat_names,
 )
 from arena.league._db import unit_of_work, utcnow
-from arena.league._errors import Conflict, LeagueError, NotFound
 from arena.league._executor import (
     DEFAULT_LEASE,
     HOST_RETRY_AFTER,
@@ -103,6 +102,7 @@ from arena.league._validation import (
     validation_seed,
 )
 from arena.league._versions import PENDING, claim_validation, waiting_versions
+from arena.match._runner import TimeControl
 from flipflop import MatchConfig
 
 __all__ = [

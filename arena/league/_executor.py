@@ -3,7 +3,7 @@
 Each slot loops: claim work in one short transaction (a version waiting for validation
 first, ``claim_validation``; else the oldest queued match, ``claim_match``), do it with no
 transaction open, then write what came of it in one more. A match is played from scratch
-with :func:`~arena._runner.run_match`: every seat's bot started fresh in the sandbox (no
+with :func:`~arena.match._runner.run_match`: every seat's bot started fresh in the sandbox (no
 instance is kept between matches: the matches of a duplicate group share their decks and may
 run at once, here or in another server), with the match row's secret seed. While it plays,
 one heartbeat thread renews the leases of every match this executor holds; a lease it
@@ -49,7 +49,6 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from arena._runner import MatchCancelled, MatchRecord, TimeControl, run_match
 from arena.league._bots import Bot, BotVersion, VersionStatus
 from arena.league._db import unit_of_work, utcnow
 from arena.league._home import League
@@ -65,6 +64,7 @@ from arena.league._results import record_abandoned, record_result
 from arena.league._suspensions import void_result
 from arena.league._validation import validate_version
 from arena.league._versions import PENDING, claim_validation, seat_manifest
+from arena.match._runner import MatchCancelled, MatchRecord, TimeControl, run_match
 from arena.sandbox import Sandbox
 from flipflop import BotManifest, MatchConfig
 

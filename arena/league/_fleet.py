@@ -48,13 +48,13 @@ from celery.worker.request import Request
 from kombu.transport import virtual
 
 from arena._errors import BrokerRefused, BrokerUnavailable
-from arena._runner import MatchCancelled, TimeControl, run_match
 from arena._text import hide_password
+from arena.client._pack import UploadLimits
 from arena.league._bots import StepKind, VersionStatus
 from arena.league._executor import host_fault
-from arena.league._uploads import UploadLimits
 from arena.league._validation import StepResult, ValidationTable, renewing, run_validation
 from arena.league._versions import cached_source
+from arena.match._runner import MatchCancelled, TimeControl, run_match
 from arena.sandbox import Sandbox
 from flipflop import BotManifest, MatchConfig, read_manifest, to_jsonable
 
@@ -308,7 +308,7 @@ class FleetPlayer:
         """Ask the league who this worker is: its ``worker`` name, and ``kind``.
 
         ``kind`` is ``ladder`` when the URL is an ``arena run --executor celery`` ladder's
-        (whose matches are on its own queue, ``arena._fleet_ladder``), else a league's. The
+        (whose matches are on its own queue, ``arena.ladder._fleet_ladder``), else a league's. The
         league's upload limits (``uploads``) become this player's :attr:`limits`, so that a
         source the league accepted under limits wider than the defaults unpacks here too.
 

@@ -34,14 +34,14 @@ from typing import Any
 from sqlalchemy import Engine, inspect
 from sqlalchemy.orm import Session, sessionmaker
 
+from arena._errors import Conflict, LeagueConfigError
+from arena.client._pack import UploadLimits
 from arena.league._accounts import IssuedToken, Role, create_user, issue_token
 from arena.league._artifacts import DirectoryStore
 from arena.league._db import connect, sessions, sqlite_url, unit_of_work
-from arena.league._errors import Conflict, LeagueConfigError
 from arena.league._migrations import current_revision, head_revision, upgrade
 from arena.league._submissions import DEFAULT_SUBMISSIONS_PER_DAY
 from arena.league._suspensions import FaultLimits
-from arena.league._uploads import UploadLimits
 
 __all__ = ["CONFIG_FILE", "League", "LeagueConfig", "init_league", "open_league"]
 

@@ -36,8 +36,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
+from arena._errors import LeagueError
 from arena.league._db import Base, UtcDateTime, enum_values, utcnow
-from arena.league._errors import LeagueError
 
 __all__ = [
     "ClaimedMatch",

@@ -20,7 +20,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from arena.league._errors import LeagueError
+from arena._errors import LeagueError
 from flipflop import MatchConfig, MatchState, ReplayError, replay
 from flipflop._replay import Replay, parse_records
 

@@ -23,7 +23,7 @@ first version; a parent that has not played either is looked through to its own 
 This rule reads only ratings that results wrote, so a recomputation from the stored results
 gives exactly the stored ratings.
 
-**How the league's standings relate to ``arena run``'s** (``arena/_standings.py``):
+**How the league's standings relate to ``arena run``'s** (``arena/ladder/_standings.py``):
 
 - the same numbers, from running sums instead of a list of matches: score
   ``(K - place) / (K - 1)`` with its 95 % interval clipped to [0, 1], mean place,
@@ -80,7 +80,8 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Mapped, Session, aliased, mapped_column
 
-from arena._standings import (
+from arena._errors import LeagueError, NotFound
+from arena.ladder._standings import (
     _Z95,
     MIN_SAMPLES,
     BotStanding,
@@ -100,13 +101,12 @@ from arena.league._bots import (
     inherited_rating,
 )
 from arena.league._db import Base, UtcDateTime, insert_ignore, utcnow
-from arena.league._errors import LeagueError, NotFound
 from arena.league._matches import Match, MatchSeat, MatchStatus, finish_match
 from arena.league._suspensions import FaultLimits, charge_voids, void_causes
 from flipflop import to_jsonable
 
 if TYPE_CHECKING:
-    from arena._runner import MatchRecord
+    from arena.match._runner import MatchRecord
 
 __all__ = [
     "MIN_SAMPLES",
@@ -556,7 +556,7 @@ def _first_rating(session: Session, version: int) -> _Rating:
 
 
 def _rate(before: Sequence[_Rating], placements: Sequence[int]) -> list[_Rating]:
-    """Plackett-Luce ratings after one match, as ``arena._standings.StandingsBuilder`` rates."""
+    """Plackett-Luce ratings after one match, as ``arena.ladder._standings`` rates."""
     teams = [[_MODEL.rating(mu=mu, sigma=sigma)] for mu, sigma in before]
     rated = _MODEL.rate(teams, ranks=[float(p) for p in placements])
     return [(team[0].mu, team[0].sigma) for team in rated]

@@ -2,7 +2,7 @@
 
 :func:`schedule` tops the queue up to a target with **duplicate groups**: a table of K
 versions plays one secret deal seed K times, the seats rotated, so every version sits in
-every seat with the same cards (``arena run``'s duplicate deals, ``arena/_plan.py``).
+every seat with the same cards (``arena run``'s duplicate deals, ``arena/ladder/_plan.py``).
 
 How a table is chosen, one group at a time, from the versions that play (active, of an
 enabled bot of an enabled owner):
@@ -38,10 +38,10 @@ from dataclasses import dataclass
 from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
+from arena._errors import LeagueError
 from arena.league._accounts import User
 from arena.league._bots import DEFAULT_SIGMA, Bot, BotVersion
 from arena.league._db import utcnow
-from arena.league._errors import LeagueError
 from arena.league._matches import Match, MatchSeat, MatchStatus
 from arena.league._results import VersionStats, _schedulable, _take
 

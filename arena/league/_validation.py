@@ -52,10 +52,16 @@ from typing import Any, Protocol
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from arena._bundled import resolve_bot
-from arena._errors import ArenaError, SandboxError, SandboxUnavailable
-from arena._runner import FaultKind, MatchRecord, TimeControl, run_match, wait_serving
+from arena._errors import (
+    ArenaError,
+    ArtifactError,
+    NotFound,
+    SandboxError,
+    SandboxUnavailable,
+    UploadRejected,
+)
 from arena._text import clean_lines
+from arena.ladder._bundled import resolve_bot
 from arena.league._bots import (
     Bot,
     BotVersion,
@@ -65,10 +71,10 @@ from arena.league._bots import (
     VersionStatus,
 )
 from arena.league._db import unit_of_work, utcnow
-from arena.league._errors import ArtifactError, NotFound, UploadRejected
 from arena.league._home import League
 from arena.league._matches import Match
 from arena.league._versions import PENDING, forget_steps, make_active, seat_manifest, seat_name
+from arena.match._runner import FaultKind, MatchRecord, TimeControl, run_match, wait_serving
 from arena.sandbox import Sandbox, SandboxKind
 from flipflop import BotError, BotManifest, ManifestError, MatchConfig, check_bot, format_report
 

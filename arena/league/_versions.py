@@ -40,6 +40,8 @@ from typing import Any, BinaryIO
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
+from arena._errors import ArtifactError, Conflict, Forbidden, LeagueError, NotFound
+from arena.client._pack import UploadLimits
 from arena.league._accounts import User
 from arena.league._artifacts import check_digest
 from arena.league._bots import (
@@ -55,12 +57,11 @@ from arena.league._bots import (
     seat_name,
 )
 from arena.league._db import READ_ONLY_OPTION, read_only, unit_of_work, utcnow
-from arena.league._errors import ArtifactError, Conflict, Forbidden, LeagueError, NotFound
 from arena.league._home import League
 from arena.league._results import VersionStats
 from arena.league._results import _zero_stats as zero_stats
 from arena.league._submissions import limit_exceeded, submissions_today, take_submission
-from arena.league._uploads import UploadLimits, _spool, unpack_upload
+from arena.league._uploads import _spool, unpack_upload
 from flipflop import BotManifest, read_manifest
 
 __all__ = [

@@ -20,9 +20,9 @@ from typing import Any
 from sqlalchemy import and_, select
 from sqlalchemy.orm import Session
 
+from arena._errors import Conflict, LeagueError, NotFound
 from arena.league._accounts import Account, Role, User
 from arena.league._bots import Bot, BotVersion, VersionStatus
-from arena.league._errors import Conflict, LeagueError, NotFound
 from arena.league._matches import Match, MatchSeat, MatchStatus
 from arena.league._versions import StepInfo, VersionInfo
 

@@ -39,6 +39,7 @@ from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
+from arena._errors import Conflict, LeagueError, NotAuthenticated, NotFound
 from arena.league._accounts import bearer_token
 from arena.league._artifacts import check_digest
 from arena.league._bots import StepKind, StepOutcome
@@ -57,9 +58,8 @@ from arena.league._dispatch import (
     start_step_for_worker,
     validation_ledger,
 )
-from arena.league._errors import Conflict, LeagueError, NotAuthenticated, NotFound
 from arena.league._fleet import WORKER_PREFIX
-from arena.league._gate import WORKER_STATE
+from arena.league._gate import WORKER_STATE, read_upload
 from arena.league._home import League
 from arena.league._validation import StepResult
 from arena.league._workers import authenticate_worker
@@ -159,7 +159,6 @@ class Result(Claimed):
 
 def add_worker_routes(app: FastAPI, league: League, rules: FleetRules) -> None:
     """Add the workers' routes to ``app``, the API of ``league``; ``rules`` go to workers."""
-    from arena.league._api import _read_upload  # the API's streaming, size-capped reader
 
     @app.get(f"{WORKER_PREFIX}/me")
     def worker_me(worker: WorkerName) -> dict[str, Any]:
@@ -225,7 +224,7 @@ def add_worker_routes(app: FastAPI, league: League, rules: FleetRules) -> None:
         held = await run_in_threadpool(seats)
         if held is None:
             raise Conflict(f"{worker} holds no job with this claim: it stores nothing")
-        data = await _read_upload(request, MAX_ARTIFACT_BYTES)
+        data = await read_upload(request, MAX_ARTIFACT_BYTES)
         if hashlib.sha256(data).hexdigest() != sha256:
             raise LeagueError(f"the bytes sent are not those of {sha256}")
         quota.take(claim, len(data), held + MAX_JOB_ARTIFACTS)

@@ -41,11 +41,7 @@ from starlette.responses import (
     StreamingResponse,
 )
 
-from arena.league import League
-from arena.league._accounts import Account, issue_token
-from arena.league._bots import StepKind, VersionStatus
-from arena.league._db import MAX_INTEGER, MIN_INTEGER, read_only, unit_of_work
-from arena.league._errors import (
+from arena._errors import (
     Conflict,
     Forbidden,
     LeagueError,
@@ -53,6 +49,10 @@ from arena.league._errors import (
     NotFound,
     UploadRejected,
 )
+from arena.league import League
+from arena.league._accounts import Account, issue_token
+from arena.league._bots import StepKind, VersionStatus
+from arena.league._db import MAX_INTEGER, MIN_INTEGER, read_only, unit_of_work
 from arena.league._gate import BodyLimit, TokenThrottle, TooManyFailures, address
 from arena.league._matches import Match
 from arena.league._results import (

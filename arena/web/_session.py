@@ -32,10 +32,10 @@ from starlette.formparsers import MultiPartParser
 from starlette.requests import Request
 from starlette.responses import Response
 
+from arena._errors import Forbidden, LeagueError
 from arena.league import League
 from arena.league._accounts import Account, authenticate_digest, end_sessions, hash_token
 from arena.league._db import unit_of_work
-from arena.league._errors import Forbidden, LeagueError
 
 __all__ = [
     "CSRF_COOKIE",

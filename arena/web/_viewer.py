@@ -11,7 +11,7 @@ two kinds of JSON built from it here:
 Nothing here knows the rules: the SDK's engine re-runs the recorded actions on the recorded
 decks (a ``deal`` record per hand, R-DEAL), so the viewer shows what the engine did, never what
 a record claims; an action the rules refuse makes the replay unreadable. The words are those of
-``arena replay`` (:mod:`arena._story`). Everything a bot chose (its name, its notes) and every
+``arena replay`` (:mod:`arena.match._story`). Everything a bot chose (its name, its notes) and every
 fault text is cleaned (:func:`arena._text.clean`) and cut, so it holds no control character.
 
 A replay is re-run once: the result (the timeline, and the engine's state resting at the start
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena._errors import ArenaError
-from arena._story import (
+from arena.match._story import (
     describe_action,
     ending,
     fault_text,

@@ -60,7 +60,7 @@ STANDINGS_FIELDS = {
     "rating_low",
     "rating_high",
 }
-"""The columns of standings.json and standings.csv (arena._standings.BotStanding)."""
+"""The columns of standings.json and standings.csv (arena.ladder._standings.BotStanding)."""
 
 BROKEN_BOT_PY = '''"""A bot that discards a card it does not hold."""
 
@@ -229,7 +229,7 @@ def test_run_prints_a_standings_row_for_every_bot(finished: Run) -> None:
 
 
 def test_run_writes_the_documented_files(finished: Run) -> None:
-    """The output directory holds exactly the files documented in ``arena._ladder``."""
+    """The output directory holds exactly the files documented in ``arena.ladder._ladder``."""
     expected = {
         "ladder.json",
         "deal.key",

@@ -42,7 +42,7 @@ def unsafe(text: str) -> list[str]:
 
 
 def seat(i: int, bot: str, run: Path, match: str, **extra: Any) -> dict[str, Any]:
-    """A seat report of a matches.jsonl record (arena._runner.SeatReport)."""
+    """A seat report of a matches.jsonl record (arena.match._runner.SeatReport)."""
     return {
         "seat": i,
         "bot": bot,

@@ -32,6 +32,8 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.routing import APIRoute
 from sqlalchemy import select
 
+from arena.client._credentials import Credentials
+from arena.client._league import LeagueClient, LeagueUnavailable, client_for
 from arena.league import (
     BotVersion,
     Conflict,
@@ -60,8 +62,6 @@ from arena.league import (
     unit_of_work,
 )
 from arena.league._api import create_app, serve_in_thread
-from arena.league._client import LeagueClient, LeagueUnavailable, client_for
-from arena.league._credentials import Credentials
 from arena.league._results import leaderboard, league_status
 from arena.league._versions import submit_version
 from tests.served import free_port

@@ -24,7 +24,7 @@ import pytest
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from arena._bundled import bundled_dir
+from arena.ladder._bundled import bundled_dir
 from arena.league import (
     BotVersion,
     League,

@@ -33,7 +33,6 @@ from click.testing import CliRunner
 from sqlalchemy import select, update
 
 from arena._errors import BrokerRefused
-from arena._runner import TimeControl, run_match
 from arena.cli import main
 from arena.league import (
     BotVersion,
@@ -65,6 +64,7 @@ from arena.league._fleet import (
     fleet_app,
 )
 from arena.league._validation import StepResult, ValidationTable, run_validation
+from arena.match._runner import TimeControl, run_match
 from arena.sandbox._docker import docker_available
 from flipflop import MatchConfig, to_jsonable
 from tests.served import arena_command, free_port

@@ -9,8 +9,7 @@ import pytest
 from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session
 
-from arena._runner import Fault, FaultKind, MatchRecord, SeatReport
-from arena._standings import MatchOutcome, compute_standings
+from arena.ladder._standings import MatchOutcome, compute_standings
 from arena.league import (
     DEFAULT_MU,
     DEFAULT_SIGMA,
@@ -48,6 +47,7 @@ from arena.league._results import (
     record_result,
     result_json,
 )
+from arena.match._runner import Fault, FaultKind, MatchRecord, SeatReport
 
 from .conftest import NOW, MakeVersions
 

@@ -25,7 +25,6 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, select, update
 
-from arena._runner import TimeControl
 from arena.league import (
     Bot,
     BotVersion,
@@ -54,6 +53,7 @@ from arena.league._versions import (
     get_version,
     submit_version,
 )
+from arena.match._runner import TimeControl
 from arena.sandbox import ProcessSandbox, Sandbox, SandboxLimits
 from arena.sandbox._docker import DockerSandbox, docker_available
 from flipflop import BotManifest, MatchConfig, read_manifest

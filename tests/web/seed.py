@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 from sqlalchemy import update
 
-from arena._bundled import bundled_dir
+from arena.ladder._bundled import bundled_dir
 from arena.league import (
     BotVersion,
     Role,

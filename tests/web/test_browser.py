@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from arena._bundled import bundled_dir
+from arena.ladder._bundled import bundled_dir
 from arena.league import pack_bot
 
 from .conftest import TIMEOUT_MS, sign_in

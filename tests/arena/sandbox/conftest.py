@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from arena._runner import MatchRecord, TimeControl, run_match
+from arena.match._runner import MatchRecord, TimeControl, run_match
 from arena.sandbox import ProcessSandbox, Sandbox, SandboxLimits
 from arena.sandbox._docker import LABEL, DockerSandbox, Runtime, docker_available
 from arena.sandbox._images import ensure_base_image

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from arena._runner import FaultKind, TimeControl
+from arena.match._runner import FaultKind, TimeControl
 from arena.sandbox import SandboxLimits
 from arena.sandbox._cgroup import cgroup_tree
 from arena.sandbox._process import _can_unshare_net, _drop_privileges

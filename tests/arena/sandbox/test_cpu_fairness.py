@@ -26,7 +26,7 @@ from typing import Any
 
 import pytest
 
-from arena._runner import MatchRecord, TimeControl, run_match
+from arena.match._runner import MatchRecord, TimeControl, run_match
 from arena.sandbox import ProcessSandbox, Sandbox, SandboxLimits
 from arena.sandbox._cgroup import ENTER, BotCgroup, _v2_tree, cgroup_tree, remove_cgroup
 from arena.sandbox._process import _drop_privileges, _ProcessBot

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from arena._errors import SandboxUnavailable
-from arena._ladder import LadderSpec, run_ladder
-from arena._runner import FaultKind, MatchCancelled, run_match
+from arena.ladder._ladder import LadderSpec, run_ladder
+from arena.match._runner import FaultKind, MatchCancelled, run_match
 from arena.sandbox import ProcessSandbox, SandboxKind, SandboxLimits, choose_sandbox
 from arena.sandbox._docker import (
     LABEL,

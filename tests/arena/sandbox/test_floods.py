@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from arena._runner import FaultKind, TimeControl
+from arena.match._runner import FaultKind, TimeControl
 from arena.sandbox import SandboxLimits
 from flipflop import MatchConfig
 
@@ -75,7 +75,7 @@ def test_default_wall_clock_cap_comes_from_the_bank_and_the_deadline() -> None:
 
     It grows by WALL_SHARE of a deadline per decision made; ``wall_ms`` is a flat cap.
     """
-    from arena._runner import WALL_DEADLINES, WALL_SHARE
+    from arena.match._runner import WALL_DEADLINES, WALL_SHARE
 
     clock = TimeControl(decision_ms=1000, time_bank_ms=30_000)
     assert 30_000 + WALL_DEADLINES * 1000 == clock.seat_wall_ms()
@@ -116,14 +116,15 @@ def _arena_cpu_s() -> float:
 @pytest.mark.process_cannot(
     "its bots are dialled directly, not through the relay that cuts off frame floods (one's "
     "own bots: the relay costs a ladder more than a tenth, docs/security.md); "
-    "tests/arena/test_relay.py plays this attack in the process sandbox through a relay"
+    "tests/arena/match/test_relay.py plays this attack in the process sandbox through a relay"
 )
 def test_ping_flood_is_cut_off_and_costs_the_arena_little(arena: Arena) -> None:
     """A bot flooding HTTP/2 PINGs is cut off and faulted, at 1.5x a quiet decision's CPU at most.
 
-    Its quiet twin is the same bot, the same relay, no PINGs. The arena's relay (arena/_relay.py)
-    counts the bot's frames and cuts it off before its flood reaches the arena's gRPC, which
-    would otherwise read and answer every PING, outside the bot's quota.
+    Its quiet twin is the same bot, the same relay, no PINGs. The arena's relay
+    (arena/match/_relay.py) counts the bot's frames and cuts it off before its flood reaches
+    the arena's gRPC, which would otherwise read and answer every PING, outside the bot's
+    quota.
     """
     config = MatchConfig(seats=3, bankroll=1000, hand_cap=100)
     others = [arena.bot("random"), arena.bot("greedy")]

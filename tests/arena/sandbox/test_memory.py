@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from arena._errors import SandboxError
-from arena._runner import FaultKind, run_match
+from arena.match._runner import FaultKind, run_match
 from arena.sandbox import ProcessSandbox, SandboxLimits
 from arena.sandbox._cgroup import CgroupTree, cgroup_tree
 from flipflop import BotManifest, ManifestError, read_manifest

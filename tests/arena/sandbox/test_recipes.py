@@ -31,9 +31,9 @@ import pytest
 from click.testing import CliRunner
 
 from arena._errors import SandboxError
-from arena._runner import wait_serving
-from arena._scaffold import scaffold_bot
 from arena.cli import main
+from arena.client._scaffold import scaffold_bot
+from arena.match._runner import wait_serving
 from arena.sandbox import SandboxLimits
 from arena.sandbox._docker import DockerSandbox, Runtime
 from arena.sandbox._images import (

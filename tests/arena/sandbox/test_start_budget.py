@@ -1,7 +1,7 @@
 """A bot's start budget: ``start_timeout_s`` in its bot.toml, within the arena's cap.
 
 The budget counts from when the bot's process or container runs until it serves its health
-check (``arena._runner.wait_serving``); the arena's ``SandboxLimits.start_timeout_s`` is the
+check (``arena.match._runner.wait_serving``); the arena's ``SandboxLimits.start_timeout_s`` is the
 default, and a bot may ask for more (or less) up to ``max_start_timeout_s``. More than the cap
 is a ``start`` fault before anything is started. The matches run in both sandboxes (the
 ``arena`` fixture: the process sandbox, and Docker under each runtime).
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from arena._errors import SandboxError
-from arena._runner import FaultKind
+from arena.match._runner import FaultKind
 from arena.sandbox import SandboxLimits
 from flipflop import BotManifest, read_manifest
 from tests.arena.sandbox.conftest import Arena, bundled

@@ -3,7 +3,7 @@
 Issue 14's "done when": every template, as generated, is built (its image from the arena's
 recipe for its runtime), and plays the bundled ``greedy`` and ``random`` at a table of three
 under ``arena run --sandbox docker`` (three matches, one duplicate set, 30 hands at most).
-The process sandbox's ladders are in ``tests/arena/test_templates.py``,
+The process sandbox's ladders are in ``tests/arena/client/test_templates.py``,
 ``test_template_go.py`` and ``test_template_cpp.py``; ``arena check`` in Docker is in
 ``test_recipes.py``.
 
@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from arena._scaffold import scaffold_bot
 from arena.cli import main
+from arena.client._scaffold import scaffold_bot
 from tests.arena.sandbox.test_recipes import require_toolchain
 
 LANGUAGES = ["python", "node", "go", "cpp"]

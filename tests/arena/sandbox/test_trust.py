@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from arena._runner import FaultKind
+from arena.match._runner import FaultKind
 from arena.sandbox import SandboxLimits
 from flipflop import Action, Bot, BotServer, MatchInfo, Observation
 

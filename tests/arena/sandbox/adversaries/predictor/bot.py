@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from arena._deal import deal_key_from_seed, match_seed
+from arena.match._deal import deal_key_from_seed, match_seed
 from flipflop import Action, Bot, MatchInfo, MatchState, Observation, serve
 
 CONFIG = json.loads((Path(__file__).resolve().parent / "attack.json").read_text())

@@ -1,6 +1,6 @@
 """Adversary: one process, many matches; it remembers every deal and looks for a repeat.
 
-A bot kept up across matches (``arena._hosts``) may remember them. The duplicate rotations of
+A bot kept up across matches (``arena.match._hosts``) may remember them. The duplicate rotations of
 a group share their decks, so a process that played one rotation would know the cards of
 the next. This bot keeps, per match it has played on this process, each hand's flip card
 (public, told at every hand's end, and the same in every rotation of a group while the same
