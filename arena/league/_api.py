@@ -69,13 +69,10 @@ from arena.league._db import MAX_INTEGER, MIN_INTEGER, read_only, unit_of_work
 from arena.league._dispatch import FleetRules
 from arena.league._gate import (
     MAX_WORKER_JSON_BYTES,
-    UPLOAD_TYPES,
     BodyLimit,
     Gate,
     TokenThrottle,
     TooManyFailures,
-    UnsupportedUpload,
-    UploadTooLarge,
     address,
     read_upload,
 )
@@ -112,9 +109,6 @@ from arena.league._worker_api import (
 
 __all__ = [
     "API_PREFIX",
-    "UPLOAD_TYPES",
-    "UnsupportedUpload",
-    "UploadTooLarge",
     "create_app",
     "serve_in_thread",
 ]

@@ -114,7 +114,7 @@ def check_descriptors(needed: int) -> None:
 
 
 NOTICE_FLOOR_MS = 50
-"""The shortest deadline a notice gets, once a seat's time bank is spent (ms)."""
+"""The smallest budget a notice gets, once a seat's time bank is spent (ms)."""
 WALL_DEADLINES = 60
 """Decision deadlines of grace in the default wall-clock cap per bot and match
 (:meth:`TimeControl.seat_wall_ms`), on top of its time bank."""
@@ -402,7 +402,7 @@ class _Match:
         return reported
 
     def _notice(self, s: _Seat, result: HandResult) -> None:
-        """:meth:`_hand_ended`, its wall time counted against the seat's wall-clock cap."""
+        """:meth:`_hand_ended`, its wait counted against the wall-clock cap as a decision's."""
         t0, cpu_ms = time.perf_counter(), None
         try:
             cpu_ms = self._hand_ended(s, result)
