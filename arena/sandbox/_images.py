@@ -113,6 +113,7 @@ __all__ = [
     "BASE_REPO",
     "CPP_BUILDER",
     "GO_BUILDER",
+    "NODE_IMAGE_ENV",
     "NODE_ROOT",
     "BaseKind",
     "BuildLimits",
@@ -125,6 +126,7 @@ __all__ = [
     "ensure_base_image",
     "ensure_bot_image",
     "ensure_root",
+    "node_image",
     "prune_images",
     "stderr_log",
 ]
@@ -502,6 +504,16 @@ NODE_IMAGE = "node:18-bookworm-slim"
 same Node.js major on the same Debian (:func:`_node_root`). Go and C++ have no such route:
 their builds need Debian's packaged gRPC and may not reach the network, and the registry's
 ``golang``/``gcc`` images carry neither."""
+NODE_IMAGE_ENV = "ARENA_NODE_IMAGE"
+"""Environment variable naming another image for :data:`NODE_IMAGE` (an organisation's mirror
+of it, say): the same Node.js major on Debian bookworm, with ``node`` on the path."""
+
+
+def node_image() -> str:
+    """The registry image a Node.js bot runs on: ``$ARENA_NODE_IMAGE``, else :data:`NODE_IMAGE`."""
+    return os.environ.get(NODE_IMAGE_ENV) or NODE_IMAGE
+
+
 GO_BUILDER = DebianRoot("go-build", ("golang-go", "golang-google-grpc-dev"), "about 2 minutes")
 """Where a Go bot is built: Go 1.19 and grpc-go 1.33 as source under /usr/share/gocode."""
 CPP_BUILDER = DebianRoot(
@@ -1267,7 +1279,7 @@ def ensure_bot_image(
 
 
 def _node_root(client: docker.DockerClient, log: Log) -> Image:
-    """What a Node.js bot runs on: :data:`NODE_IMAGE` from a registry, or :data:`NODE_ROOT`.
+    """What a Node.js bot runs on: :func:`node_image` from a registry, or :data:`NODE_ROOT`.
 
     As for the python base (``ARENA_DOCKER_BASE``): ``slim`` wants the registry's image
     (pulled if missing), ``debootstrap`` the offline root; ``auto`` takes whichever is
@@ -1277,15 +1289,16 @@ def _node_root(client: docker.DockerClient, log: Log) -> Image:
     if wanted not in ("auto", "slim", "debootstrap"):
         raise SandboxError(f"{BASE_ENV}={wanted!r}: expected auto, slim or debootstrap")
     if wanted != "debootstrap":
-        img = _image(client, NODE_IMAGE)
+        name = node_image()
+        img = _image(client, name)
         pull = img is None and (wanted == "slim" or _image(client, NODE_ROOT.tag) is None)
-        if pull and _pull(client, log, NODE_IMAGE, "Node.js bots", PULL_TIMEOUT_S):
-            img = _image(client, NODE_IMAGE)
+        if pull and _pull(client, log, name, "Node.js bots", PULL_TIMEOUT_S):
+            img = _image(client, name)
         if img is not None:
             return img
         if wanted == "slim":
             raise SandboxUnavailable(
-                f"{NODE_IMAGE} is not available; pull it (docker pull {NODE_IMAGE}) or set "
+                f"{name} is not available; pull it (docker pull {name}) or set "
                 f"{BASE_ENV}=debootstrap to make an offline root"
             )
     return ensure_root(client, NODE_ROOT, log)

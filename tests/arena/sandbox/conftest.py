@@ -41,6 +41,16 @@ CLOCK = TimeControl(decision_ms=1000, time_bank_ms=30_000, max_strikes=3, notify
 """Generous: an adversary's attack may take seconds without costing it a fault."""
 
 
+def asking(bot: BotManifest, seconds: float, where: Path) -> BotManifest:
+    """A copy of ``bot`` under ``where`` whose bot.toml asks for a start budget of ``seconds``."""
+    copy = where / f"{bot.name}-asks"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(bot.path, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    with open(copy / "bot.toml", "a", encoding="utf-8") as f:
+        f.write(f"start_timeout_s = {seconds}\n")
+    return read_manifest(copy)
+
+
 def require_docker() -> None:
     """Skip the test when no Docker engine answers; fail instead under ARENA_REQUIRE_DOCKER."""
     reason = docker_available()
@@ -150,6 +160,14 @@ class Arena:
         (target / "attack.json").write_text(json.dumps(attack), encoding="utf-8")
         _adversary_dirs.add(str(target))
         return read_manifest(target)
+
+    def patient(self, bot: BotManifest, seconds: float = 60.0) -> BotManifest:
+        """A copy of ``bot`` whose bot.toml asks for a start budget of ``seconds``.
+
+        A test that gives the arena a short ``start_timeout_s`` (to see a bot miss it) seats
+        its honest opponents through this, so that a loaded machine cannot make them miss it.
+        """
+        return asking(bot, seconds, self.scratch / "patient")
 
     def workdir(self) -> Path:
         """A new, short directory for a match's sockets (unix socket paths are short)."""

@@ -385,7 +385,8 @@ def test_silent_handshake_is_a_start_fault(arena: Arena) -> None:
 def test_never_listening_is_a_start_fault(arena: Arena) -> None:
     """A bot that never opens its socket forfeits once the start timeout is over."""
     limits = SandboxLimits(start_timeout_s=3)
-    played = arena.play([arena.adversary("mute", mode="listen"), *opponents(arena)], limits=limits)
+    honest = [arena.patient(bot) for bot in opponents(arena)]
+    played = arena.play([arena.adversary("mute", mode="listen"), *honest], limits=limits)
     faults = played.faults(ADV)
     assert [FaultKind.START] == [f.kind for f in faults]
     assert "not serving" in faults[0].detail

@@ -23,6 +23,7 @@ import os
 import shutil
 import tempfile
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -40,11 +41,13 @@ from arena.sandbox._images import (
     CPP_BUILDER,
     GO_BUILDER,
     NODE_IMAGE,
+    NODE_IMAGE_ENV,
     NODE_ROOT,
     BuildLimits,
     DebianRoot,
     ensure_bot_image,
     ensure_root,
+    node_image,
     stderr_log,
 )
 from flipflop import BotManifest, check_bot, read_manifest
@@ -256,27 +259,35 @@ def test_the_node_recipe_runs_nothing_at_build_time(
     assert "grpc-js" in run_in(client, tag, "ls /bot/node_modules/@grpc")
 
 
+def test_the_registrys_node_image_is_node_18_on_bookworm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Node.js bots look for ``node:18-bookworm-slim``, or the image ``ARENA_NODE_IMAGE`` names."""
+    monkeypatch.delenv(NODE_IMAGE_ENV, raising=False)
+    assert "node:18-bookworm-slim" == NODE_IMAGE == node_image()
+    monkeypatch.setenv(NODE_IMAGE_ENV, "mirror.example/node:18-bookworm-slim")
+    assert "mirror.example/node:18-bookworm-slim" == node_image()
+
+
 def test_a_registrys_node_image_is_used_where_it_is_present(
     client: Any, base: str, scratch: Path, made: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Where the registry's ``node:18-bookworm-slim`` is present, Node.js bots run on it.
+    """Where the registry's Node.js image is present, Node.js bots run on it.
 
     ARENA_DOCKER_BASE=debootstrap keeps the offline root.
 
     No registry is reachable here, so a stand-in made from the offline root, with a label of
-    its own, is tagged as the registry's image for the test and untagged after.
+    its own, is tagged under a name of this test's own and named by ``ARENA_NODE_IMAGE``: the
+    real name (``node:18-bookworm-slim``) is Docker's global state, and a stand-in under it
+    would be the root of every other worker's Node.js build while it exists.
     """
     require_toolchain(client, "node")
-    if any(i.tags for i in client.images.list(NODE_IMAGE)):
-        existing = client.images.get(NODE_IMAGE)
-        if (existing.labels or {}).get("flipflop.test") != "registry-node":
-            pytest.skip(f"a real {NODE_IMAGE} is present: not replaced by a stand-in")
     root = ensure_root(client, NODE_ROOT, QUIET)
+    stand_in = f"flipflop-test-registry-node:{os.getpid()}-{uuid.uuid4().hex[:8]}"
     context = scratch / "registry-node"
     context.mkdir(exist_ok=True)
     (context / "Dockerfile").write_text(f"FROM {root.id}\nLABEL flipflop.test=registry-node\n")
-    client.images.build(path=str(context), tag=NODE_IMAGE, network_mode="none", rm=True)
+    client.images.build(path=str(context), tag=stand_in, network_mode="none", rm=True)
     try:
+        monkeypatch.setenv(NODE_IMAGE_ENV, stand_in)
         monkeypatch.delenv("ARENA_DOCKER_BASE", raising=False)
         bot = read_manifest(scaffold_bot(f"reg{os.getpid()}", scratch, "node"))
         on_registry = ensure_bot_image(client, bot, base, QUIET)
@@ -291,7 +302,7 @@ def test_a_registrys_node_image_is_used_where_it_is_present(
         assert "flipflop.test" not in (client.images.get(offline).labels or {})
     finally:
         with contextlib.suppress(Exception):
-            client.images.remove(NODE_IMAGE, force=True)
+            client.images.remove(stand_in, force=True)
 
 
 def test_the_tag_follows_the_sources(

@@ -9,7 +9,6 @@ is a ``start`` fault before anything is started. The matches run in both sandbox
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,20 +16,9 @@ import pytest
 from arena._errors import SandboxError
 from arena.match._runner import FaultKind
 from arena.sandbox import SandboxLimits
-from flipflop import BotManifest, read_manifest
-from tests.arena.sandbox.conftest import Arena, bundled
+from tests.arena.sandbox.conftest import Arena, asking, bundled
 
 pytestmark = pytest.mark.timeout(600)
-
-
-def asking(bot: BotManifest, seconds: float, where: Path) -> BotManifest:
-    """A copy of ``bot`` whose bot.toml asks for a start budget of ``seconds``."""
-    copy = where / f"{bot.name}-asks"
-    shutil.rmtree(copy, ignore_errors=True)
-    shutil.copytree(bot.path, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    with open(copy / "bot.toml", "a", encoding="utf-8") as f:
-        f.write(f"start_timeout_s = {seconds}\n")
-    return read_manifest(copy)
 
 
 # ------------------------------------------------------------------ start_timeout_for
@@ -77,11 +65,12 @@ def test_above_the_cap_is_refused_saying_how_much(tmp_path: Path) -> None:
 def test_a_slow_bot_asking_for_time_plays(arena: Arena, tmp_path: Path) -> None:
     """A bot that takes 4 s to serve and asks for 30 s plays under an arena default of 1 s.
 
-    Every seat asks for 30 s, so the arena's 1 s applies to none of them (a busy machine
+    Every seat asks for time (the slow one 30 s, the others 60 s), so the arena's 1 s applies
+    to none of them (a busy machine
     slows a Python bot's start too).
     """
     slow = asking(arena.adversary("nostart", mode="slow", seconds=4), 30, tmp_path)
-    others = [asking(bundled(n), 30, tmp_path) for n in ("random", "greedy")]
+    others = [asking(bundled(n), 60, tmp_path) for n in ("random", "greedy")]
     played = arena.play([slow, *others], limits=SandboxLimits(start_timeout_s=1))
     assert () == played.record.faults, played.logs[0][-2000:]
     assert played.record.seats[0].started
@@ -91,7 +80,7 @@ def test_a_slow_bot_asking_for_time_plays(arena: Arena, tmp_path: Path) -> None:
 def test_without_asking_the_slow_bot_misses_the_arenas_budget(arena: Arena) -> None:
     """The control: the same slow bot without ``start_timeout_s`` is a ``start`` fault."""
     slow = arena.adversary("nostart", mode="slow", seconds=6)
-    others = [bundled("random"), bundled("greedy")]
+    others = [arena.patient(bundled(n)) for n in ("random", "greedy")]
     played = arena.play([slow, *others], limits=SandboxLimits(start_timeout_s=3))
     faults = played.faults(0)
     assert [FaultKind.START] == [f.kind for f in faults]
