@@ -60,14 +60,14 @@ from arena.league import (
     unit_of_work,
     upgrade,
 )
-from arena.league._results import (
+from arena.league.matches._results import (
     RESULTS_COUNTER,
     bot_page_data,
     leaderboard,
     league_status,
     record_result,
 )
-from arena.league._scheduler import GROUPS_COUNTER, schedule
+from arena.league.matches._scheduler import GROUPS_COUNTER, schedule
 
 _NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)
 _START = 200

@@ -83,12 +83,12 @@ from arena.league import (
     unit_of_work,
 )
 from arena.league import _executor as executor_module
-from arena.league._api import create_app, serve_in_thread
 from arena.league._dispatch import FleetRules
 from arena.league._executor import LocalExecutor
 from arena.league._fleet import FleetPlayer, fleet_app
-from arena.league._scheduler import schedule
-from arena.league._versions import submit_version
+from arena.league.api._routes import create_app, serve_in_thread
+from arena.league.bots._versions import submit_version
+from arena.league.matches._scheduler import schedule
 from arena.sandbox import ProcessSandbox
 from flipflop import MatchConfig
 

@@ -17,7 +17,7 @@ its own is made there and dropped at the end), it:
    artifact store and makes it the replay of one finished match near the end of the fill
    (its result, places and chips);
 3. serves ``arena.web.create_site(league)`` (the pages and ``/api/v1``) with uvicorn on a
-   real socket in a thread (``arena.league._api.serve_in_thread``) and times, with one
+   real socket in a thread (``arena.league.api._routes.serve_in_thread``) and times, with one
    ``httpx`` client (keep-alive), after three warm-up requests each, ``--repeat`` GETs of
    ``/`` (the leaderboard), ``/matches/ID`` (the match page), ``/matches/ID/viewer.json``
    (the viewer's timeline), ``/matches/ID/hands/H.json`` (a hand's frames, H the middle
@@ -371,7 +371,7 @@ def _client(app: Any, testclient: bool) -> Iterator[tuple[Any, str]]:
         with TestClient(app) as client:
             yield client, "testclient"
         return
-    from arena.league._api import serve_in_thread
+    from arena.league.api._routes import serve_in_thread
 
     with serve_in_thread(app) as url, httpx.Client(base_url=url, timeout=120) as client:
         yield client, "socket"

@@ -1,6 +1,6 @@
 """A client of the league's HTTP API (``arena submit``, ``arena league standings``, scripts).
 
-:class:`LeagueClient` has one method per endpoint of ``/api/v1`` (``arena/league/_api.py``)
+:class:`LeagueClient` has one method per endpoint of ``/api/v1`` (``arena/league/api/_routes.py``)
 and answers with the server's JSON. A refusal raises the :class:`~arena.league.LeagueError`
 subclass of its status code with the server's own sentence; a server that cannot be
 reached, or fails, raises :class:`LeagueUnavailable`.

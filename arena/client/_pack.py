@@ -4,7 +4,7 @@ An upload is a gzip-compressed tar archive of a bot directory, ``bot.toml`` at i
 :func:`pack_bot` makes it reproducibly (sorted entries, no owners, no times, normalised
 modes), so the same files always give the same bytes and the same SHA-256, and a re-upload
 of an unchanged bot is recognised as such. The server unpacks it as hostile input
-(``arena.league._uploads``), within the same :class:`UploadLimits`, which are checked here
+(``arena.league.bots._uploads``), within the same :class:`UploadLimits`, which are checked here
 first so that an author hears of a problem before uploading.
 """
 

@@ -41,8 +41,6 @@ from fastapi.responses import JSONResponse, Response
 from arena._errors import BrokerUnavailable, Conflict, LeagueError, NotAuthenticated, NotFound
 from arena.client._pack import UploadLimits, pack_bot
 from arena.ladder._jobs import Collector, Done, Job
-from arena.league._accounts import bearer_token
-from arena.league._api import _error_handlers, serve_in_thread
 from arena.league._fleet import (
     PLAY_MATCH,
     WORKER_PREFIX,
@@ -50,8 +48,10 @@ from arena.league._fleet import (
     reach_broker,
     worker_queues,
 )
-from arena.league._gate import read_upload
-from arena.league._worker_api import Claimed, Failure, Result
+from arena.league.accounts._accounts import bearer_token
+from arena.league.api._gate import read_upload
+from arena.league.api._routes import _error_handlers, serve_in_thread
+from arena.league.api._worker_routes import Claimed, Failure, Result
 from arena.match._deal import match_seed
 
 if TYPE_CHECKING:

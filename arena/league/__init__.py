@@ -4,9 +4,10 @@ Also its accounts, bots and their versions, matches, uploads and the artifact st
 
 The database is the single source of truth (``docs/league.md``). Services take a SQLAlchemy
 session, only ``flush()``, and are run inside :func:`unit_of_work`, one transaction per use
-case. This package never imports a web framework: the HTTP API is ``arena.league._api``
-(with its gate, ``_gate``, and its server's connections, ``_connections``), imported by
-``arena league serve`` alone.
+case. Only its ``api`` package imports a web framework: the HTTP API
+(``arena.league.api._routes``, with its gate, ``api._gate``, and its server's connections,
+``api._connections``), imported by ``arena league serve`` alone. The domains (``accounts``,
+``bots``, ``matches``) and their layers: ``docs/architecture.md``.
 """
 
 from __future__ import annotations
@@ -29,7 +30,27 @@ from arena.client._credentials import (
     save_credentials,
 )
 from arena.client._pack import SKIPPED_NAMES, UploadLimits, pack_bot
-from arena.league._accounts import (
+from arena.league._artifacts import ArtifactStore, DirectoryStore, check_digest
+from arena.league._db import Base, connect, sessions, sqlite_url, unit_of_work, utcnow
+from arena.league._executor import (
+    DEFAULT_LEASE,
+    MAX_ATTEMPTS,
+    LocalExecutor,
+    end_validation_lease,
+    release_match,
+)
+from arena.league._home import League, LeagueConfig, init_league, open_league
+from arena.league._metrics import JsonFormatter, metrics_text, setup_logging
+from arena.league._migrations import (
+    current_revision,
+    downgrade,
+    head_revision,
+    schema_drift,
+    upgrade,
+)
+from arena.league._service import LeagueService
+from arena.league._validation import HOUSE_BOTS, house_bots, validate_version
+from arena.league.accounts._accounts import (
     TOKEN_PREFIX,
     Account,
     ApiToken,
@@ -44,8 +65,22 @@ from arena.league._accounts import (
     issue_token,
     list_users,
 )
-from arena.league._artifacts import ArtifactStore, DirectoryStore, check_digest
-from arena.league._bots import (
+from arena.league.accounts._submissions import (
+    DEFAULT_SUBMISSIONS_PER_DAY,
+    SubmissionCount,
+    submissions_today,
+    take_submission,
+)
+from arena.league.accounts._workers import (
+    WORKER_TOKEN_PREFIX,
+    IssuedWorkerToken,
+    Worker,
+    add_worker,
+    authenticate_worker,
+    disable_worker,
+    list_workers,
+)
+from arena.league.bots._bots import (
     DEFAULT_MU,
     DEFAULT_SIGMA,
     Bot,
@@ -54,63 +89,14 @@ from arena.league._bots import (
     StepKind,
     StepOutcome,
     ValidationStep,
+    VersionStats,
     VersionStatus,
     create_bot,
     disable_bot,
     inherited_rating,
 )
-from arena.league._db import Base, connect, sessions, sqlite_url, unit_of_work, utcnow
-from arena.league._executor import (
-    DEFAULT_LEASE,
-    MAX_ATTEMPTS,
-    LocalExecutor,
-    end_validation_lease,
-    release_match,
-)
-from arena.league._home import League, LeagueConfig, init_league, open_league
-from arena.league._matches import (
-    ClaimedMatch,
-    Match,
-    MatchSeat,
-    MatchStatus,
-    claim_match,
-    enqueue_match,
-    finish_match,
-    renew_lease,
-    requeue_expired,
-)
-from arena.league._metrics import JsonFormatter, metrics_text, setup_logging
-from arena.league._migrations import (
-    current_revision,
-    downgrade,
-    head_revision,
-    schema_drift,
-    upgrade,
-)
-from arena.league._results import (
-    BotPage,
-    Counter,
-    LeaderRow,
-    StatusInfo,
-    VersionStats,
-    bot_page_data,
-    leaderboard,
-    league_status,
-    recompute_ratings,
-    record_result,
-    result_json,
-)
-from arena.league._scheduler import schedule
-from arena.league._service import LeagueService
-from arena.league._submissions import (
-    DEFAULT_SUBMISSIONS_PER_DAY,
-    SubmissionCount,
-    submissions_today,
-    take_submission,
-)
-from arena.league._uploads import UnpackedUpload, unpack_upload
-from arena.league._validation import HOUSE_BOTS, house_bots, validate_version
-from arena.league._versions import (
+from arena.league.bots._uploads import UnpackedUpload, unpack_upload
+from arena.league.bots._versions import (
     StepInfo,
     Submitted,
     VersionInfo,
@@ -122,15 +108,30 @@ from arena.league._versions import (
     source_dir,
     submit_version,
 )
-from arena.league._workers import (
-    WORKER_TOKEN_PREFIX,
-    IssuedWorkerToken,
-    Worker,
-    add_worker,
-    authenticate_worker,
-    disable_worker,
-    list_workers,
+from arena.league.matches._matches import (
+    ClaimedMatch,
+    Match,
+    MatchSeat,
+    MatchStatus,
+    claim_match,
+    enqueue_match,
+    finish_match,
+    renew_lease,
+    requeue_expired,
 )
+from arena.league.matches._results import (
+    BotPage,
+    Counter,
+    LeaderRow,
+    StatusInfo,
+    bot_page_data,
+    leaderboard,
+    league_status,
+    recompute_ratings,
+    record_result,
+    result_json,
+)
+from arena.league.matches._scheduler import schedule
 
 __all__ = [
     "DEFAULT_LEASE",

@@ -39,8 +39,8 @@ A worker is trusted to play, not to judge (issue 24, finding 5):
   of the job and its attempt (:func:`job_ticket`), which the claim must present; a match
   requeued since has another ticket;
 - it gets a source only for a match or validation its claim holds, and stores artifacts
-  (replays, logs) only under a claim it holds, within a cap per claim (``_worker_api.py``);
-- its result is checked by the league's referee (``_referee.py``) against the replay it
+  (replays, logs) only under a claim it holds, within a cap per claim (``api/_worker_routes.py``);
+- its result is checked by the league's referee (``matches/_referee.py``) against the replay it
   uploaded, re-dealt from the seed the league holds, before it counts; a validation's match
   step likewise, and a "passed" whose replay shows the version forfeited is refused.
 """
@@ -64,15 +64,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from arena._errors import Conflict, LeagueError, NotFound
-from arena.league._bots import (
-    Bot,
-    BotVersion,
-    StepKind,
-    StepOutcome,
-    VersionStatus,
-    seat_name,
-    seat_names,
-)
 from arena.league._db import unit_of_work, utcnow
 from arena.league._executor import (
     DEFAULT_LEASE,
@@ -84,16 +75,6 @@ from arena.league._executor import (
     retry_after,
 )
 from arena.league._home import League
-from arena.league._matches import (
-    Match,
-    MatchSeat,
-    MatchStatus,
-    claim_match,
-    claimable,
-    renew_lease,
-)
-from arena.league._referee import RefereeRefused, check_replay, forfeited_seats, replay_players
-from arena.league._results import record_abandoned, record_result
 from arena.league._validation import (
     VALIDATION_HANDS,
     LeagueLedger,
@@ -101,7 +82,24 @@ from arena.league._validation import (
     begin_validation,
     validation_seed,
 )
-from arena.league._versions import PENDING, claim_validation, waiting_versions
+from arena.league.bots._bots import Bot, BotVersion, StepKind, StepOutcome, VersionStatus, seat_name
+from arena.league.bots._versions import PENDING, claim_validation, waiting_versions
+from arena.league.matches._matches import (
+    Match,
+    MatchSeat,
+    MatchStatus,
+    claim_match,
+    claimable,
+    renew_lease,
+    seat_names,
+)
+from arena.league.matches._referee import (
+    RefereeRefused,
+    check_replay,
+    forfeited_seats,
+    replay_players,
+)
+from arena.league.matches._results import record_abandoned, record_result
 from arena.match._runner import TimeControl
 from flipflop import MatchConfig
 

@@ -49,10 +49,12 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
-from arena.league._bots import Bot, BotVersion, VersionStatus
 from arena.league._db import unit_of_work, utcnow
 from arena.league._home import League
-from arena.league._matches import (
+from arena.league._validation import validate_version
+from arena.league.bots._bots import Bot, BotVersion, VersionStatus
+from arena.league.bots._versions import PENDING, claim_validation, seat_manifest
+from arena.league.matches._matches import (
     ClaimedMatch,
     Match,
     MatchSeat,
@@ -60,10 +62,8 @@ from arena.league._matches import (
     claim_match,
     renew_lease,
 )
-from arena.league._results import record_abandoned, record_result
-from arena.league._suspensions import void_result
-from arena.league._validation import validate_version
-from arena.league._versions import PENDING, claim_validation, seat_manifest
+from arena.league.matches._results import record_abandoned, record_result
+from arena.league.matches._suspensions import void_result
 from arena.match._runner import MatchCancelled, MatchRecord, TimeControl, run_match
 from arena.sandbox import Sandbox
 from flipflop import BotManifest, MatchConfig

@@ -2,7 +2,7 @@
 
 ``arena worker`` runs a Celery worker (Redis broker) whose task ``arena.play_match`` names
 a match by id and nothing more. The task body calls :meth:`FleetPlayer.play`, which talks to
-the league over HTTP with the worker's token (``_worker_api.py``): it claims the match, gets
+the league over HTTP with the worker's token (``api/_worker_routes.py``): it claims the match, gets
 its seed and each seat's source by content hash (fetched once, kept unpacked in the
 worker's cache; Docker images are built from it, and kept, by the sandbox), plays it in this
 machine's sandbox while renewing the lease, uploads the replay and the seats' logs, and
@@ -50,10 +50,10 @@ from kombu.transport import virtual
 from arena._errors import BrokerRefused, BrokerUnavailable
 from arena._text import hide_password
 from arena.client._pack import UploadLimits
-from arena.league._bots import StepKind, VersionStatus
 from arena.league._executor import host_fault
 from arena.league._validation import StepResult, ValidationTable, renewing, run_validation
-from arena.league._versions import cached_source
+from arena.league.bots._bots import StepKind, VersionStatus
+from arena.league.bots._versions import cached_source
 from arena.match._runner import MatchCancelled, TimeControl, run_match
 from arena.sandbox import Sandbox
 from flipflop import BotManifest, MatchConfig, read_manifest, to_jsonable
@@ -80,7 +80,7 @@ PLAY_MATCH = "arena.play_match"
 VALIDATE = "arena.validate"
 """The task that validates one submitted version: its only argument is the version's id."""
 WORKER_PREFIX = "/api/v1/worker"
-"""Where the league's routes for workers are (``_worker_api.py``)."""
+"""Where the league's routes for workers are (``api/_worker_routes.py``)."""
 VISIBILITY_TIMEOUT = 6 * 3600
 """Seconds before Redis hands an unacknowledged message to another worker: longer than the
 longest match, so that a match still being played is never delivered twice (a second copy

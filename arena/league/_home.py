@@ -36,19 +36,31 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from arena._errors import Conflict, LeagueConfigError
 from arena.client._pack import UploadLimits
-from arena.league._accounts import IssuedToken, Role, create_user, issue_token
 from arena.league._artifacts import DirectoryStore
 from arena.league._db import connect, sessions, sqlite_url, unit_of_work
 from arena.league._migrations import current_revision, head_revision, upgrade
-from arena.league._submissions import DEFAULT_SUBMISSIONS_PER_DAY
-from arena.league._suspensions import FaultLimits
+from arena.league.accounts._accounts import IssuedToken, Role, create_user, issue_token
+from arena.league.accounts._submissions import DEFAULT_SUBMISSIONS_PER_DAY
 
-__all__ = ["CONFIG_FILE", "League", "LeagueConfig", "init_league", "open_league"]
+__all__ = ["CONFIG_FILE", "FaultLimits", "League", "LeagueConfig", "init_league", "open_league"]
 
 CONFIG_FILE = "league.toml"
 KEY_FILE = "secret.key"
 DATABASE_FILE = "league.db"
 ARTIFACTS_DIR = "artifacts"
+
+
+@dataclass(frozen=True, slots=True)
+class FaultLimits:
+    """When a version is suspended for the void matches it causes (``league.toml``, ``[faults]``).
+
+    Attributes:
+        suspend_after: void matches it caused that suspend it, ...
+        window: ... among its latest this many finished matches.
+    """
+
+    suspend_after: int = 3
+    window: int = 10
 
 
 @dataclass(frozen=True, slots=True)

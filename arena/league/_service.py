@@ -34,8 +34,8 @@ from arena.league._db import unit_of_work, utcnow
 from arena.league._dispatch import DEFAULT_REPUBLISH, CeleryExecutor
 from arena.league._executor import DEFAULT_LEASE, LocalExecutor
 from arena.league._home import League
-from arena.league._matches import requeue_expired
-from arena.league._scheduler import schedule
+from arena.league.matches._matches import requeue_expired
+from arena.league.matches._scheduler import schedule
 from arena.match._runner import TimeControl
 from arena.sandbox import Sandbox
 from flipflop import MatchConfig

@@ -62,7 +62,9 @@ from arena._errors import (
 )
 from arena._text import clean_lines
 from arena.ladder._bundled import resolve_bot
-from arena.league._bots import (
+from arena.league._db import unit_of_work, utcnow
+from arena.league._home import League
+from arena.league.bots._bots import (
     Bot,
     BotVersion,
     StepKind,
@@ -70,10 +72,8 @@ from arena.league._bots import (
     ValidationStep,
     VersionStatus,
 )
-from arena.league._db import unit_of_work, utcnow
-from arena.league._home import League
-from arena.league._matches import Match
-from arena.league._versions import PENDING, forget_steps, make_active, seat_manifest, seat_name
+from arena.league.bots._versions import PENDING, forget_steps, make_active, seat_manifest, seat_name
+from arena.league.matches._matches import Match
 from arena.match._runner import FaultKind, MatchRecord, TimeControl, run_match, wait_serving
 from arena.sandbox import Sandbox, SandboxKind
 from flipflop import BotError, BotManifest, ManifestError, MatchConfig, check_bot, format_report
@@ -127,7 +127,7 @@ class StepResult:
         detail: one sentence (or a few lines) for the version's page.
         log: the step's whole log, kept in the artifact store.
         replay: the match step's replay (empty for the other steps): a fleet worker uploads
-            it, and the league's referee checks it (``_referee.py``).
+            it, and the league's referee checks it (``matches/_referee.py``).
     """
 
     outcome: StepOutcome

@@ -21,10 +21,10 @@ from sqlalchemy import and_, select
 from sqlalchemy.orm import Session
 
 from arena._errors import Conflict, LeagueError, NotFound
-from arena.league._accounts import Account, Role, User
-from arena.league._bots import Bot, BotVersion, VersionStatus
-from arena.league._matches import Match, MatchSeat, MatchStatus
-from arena.league._versions import StepInfo, VersionInfo
+from arena.league.accounts._accounts import Account, Role, User
+from arena.league.bots._bots import Bot, BotVersion, VersionStatus
+from arena.league.bots._versions import StepInfo, VersionInfo
+from arena.league.matches._matches import Match, MatchSeat, MatchStatus
 
 __all__ = [
     "JSON",

@@ -1,7 +1,7 @@
 """The league on the web: its pages and their static files, next to the API.
 
 :func:`create_site` is what ``arena league serve`` runs: the league's HTTP API
-(``/api/v1``, :func:`arena.league._api.create_app`) with the pages of ``_pages`` and the
+(``/api/v1``, :func:`arena.league.api._routes.create_app`) with the pages of ``_pages`` and the
 files of ``static/`` on the same application. Pages are server-rendered (Jinja2); the
 little JavaScript they use is plain files under ``/static`` (no build step). Every HTML
 answer carries a Content Security Policy that allows scripts and styles from this site
@@ -21,9 +21,9 @@ from starlette.responses import FileResponse, HTMLResponse, Response
 from starlette.staticfiles import StaticFiles
 
 from arena.league import League
-from arena.league._api import API_PREFIX, create_app
 from arena.league._dispatch import FleetRules
-from arena.league._gate import TokenThrottle
+from arena.league.api._gate import TokenThrottle
+from arena.league.api._routes import API_PREFIX, create_app
 from arena.web._live import LiveFeed, Progress
 from arena.web._pages import add_pages, body_limits
 
@@ -57,12 +57,12 @@ def create_site(
 
     Args:
         league: the open league.
-        executor_status: as for :func:`~arena.league._api.create_app`.
-        metrics: as for :func:`~arena.league._api.create_app`.
+        executor_status: as for :func:`~arena.league.api._routes.create_app`.
+        metrics: as for :func:`~arena.league.api._routes.create_app`.
         progress: where the matches played by this server write their replays (the live
             page's progress); None shows running matches without progress.
-        fleet: as for :func:`~arena.league._api.create_app`.
-        throttle: as for :func:`~arena.league._api.create_app`.
+        fleet: as for :func:`~arena.league.api._routes.create_app`.
+        throttle: as for :func:`~arena.league.api._routes.create_app`.
 
     Example::
 

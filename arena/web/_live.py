@@ -30,8 +30,8 @@ from starlette.requests import Request
 
 from arena.league import League
 from arena.league._db import read_only
-from arena.league._matches import Match, MatchStatus
 from arena.league._views import JSON, iso, match_seats
+from arena.league.matches._matches import Match, MatchStatus
 
 __all__ = ["LiveFeed", "Progress"]
 

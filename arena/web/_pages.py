@@ -1,9 +1,10 @@
 """The league's web pages: leaderboard, bots, versions, matches with their replays, live, account.
 
 Every page is rendered on the server (Jinja2, autoescaped) from the same reads the API makes
-(``arena.league._views``, ``_results``, ``_versions``), with the same rule of who sees what:
-a bot's owner and the league's admins see its validation steps, logs and debug notes; no one
-sees a replay (nor a live match's cards) before every match of its duplicate group is over.
+(``arena.league._views``, ``matches._results``, ``bots._versions``), with the same rule of who
+sees what: a bot's owner and the league's admins see its validation steps, logs and debug
+notes; no one sees a replay (nor a live match's cards) before every match of its duplicate group
+is over.
 The little JavaScript there is (``static/``) only reads ``data-*`` attributes and JSON.
 
 Forms that change something (sign in and out, submit, activate, a new token) are POSTs with
@@ -50,20 +51,7 @@ from arena._errors import (
     UploadRejected,
 )
 from arena.league import League
-from arena.league._accounts import Account, issue_token
-from arena.league._bots import StepKind, VersionStatus
 from arena.league._db import MAX_INTEGER, MIN_INTEGER, read_only, unit_of_work
-from arena.league._gate import BodyLimit, TokenThrottle, TooManyFailures, address
-from arena.league._matches import Match
-from arena.league._results import (
-    MIN_SAMPLES,
-    LeaderRow,
-    bot_page_data,
-    leaderboard,
-    leaderboard_state,
-    rating_history,
-)
-from arena.league._versions import activate_version, get_version, submit_version
 from arena.league._views import (
     JSON,
     bot_list,
@@ -74,6 +62,19 @@ from arena.league._views import (
     may_see,
     open_groups,
     replayable_match,
+)
+from arena.league.accounts._accounts import Account, issue_token
+from arena.league.api._gate import BodyLimit, TokenThrottle, TooManyFailures, address
+from arena.league.bots._bots import StepKind, VersionStatus
+from arena.league.bots._versions import activate_version, get_version, submit_version
+from arena.league.matches._matches import Match
+from arena.league.matches._results import (
+    MIN_SAMPLES,
+    LeaderRow,
+    bot_page_data,
+    leaderboard,
+    leaderboard_state,
+    rating_history,
 )
 from arena.web import _viewer
 from arena.web._live import LiveFeed

@@ -34,8 +34,8 @@ from starlette.responses import Response
 
 from arena._errors import Forbidden, LeagueError
 from arena.league import League
-from arena.league._accounts import Account, authenticate_digest, end_sessions, hash_token
 from arena.league._db import unit_of_work
+from arena.league.accounts._accounts import Account, authenticate_digest, end_sessions, hash_token
 
 __all__ = [
     "CSRF_COOKIE",

@@ -61,9 +61,9 @@ from arena.league import (
     submissions_today,
     unit_of_work,
 )
-from arena.league._api import create_app, serve_in_thread
-from arena.league._results import leaderboard, league_status
-from arena.league._versions import submit_version
+from arena.league.api._routes import create_app, serve_in_thread
+from arena.league.bots._versions import submit_version
+from arena.league.matches._results import leaderboard, league_status
 from tests.served import free_port
 
 from .conftest import NOW, fresh_database

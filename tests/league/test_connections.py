@@ -1,4 +1,4 @@
-"""Slow and greedy clients against the league's HTTP server (``arena/league/_connections.py``).
+"""Slow and greedy clients against the league's HTTP server (``arena/league/api/_connections.py``).
 
 The first tests serve an app with ``serve_in_thread`` (real uvicorn, real sockets) and small
 limits; the last starts a real ``arena league serve`` with a low descriptor limit, playing
@@ -26,8 +26,8 @@ import pytest
 from fastapi import FastAPI
 
 from arena.league import League, MatchStatus
-from arena.league._api import serve_in_thread
-from arena.league._connections import ConnectionLimits, client_key
+from arena.league.api._connections import ConnectionLimits, client_key
+from arena.league.api._routes import serve_in_thread
 from tests.served import arena_command, free_port, is_healthy, stop_server
 
 from .test_executor import WAIT_S, add_versions, bundled, matches, new_league, wait_for

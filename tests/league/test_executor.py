@@ -52,9 +52,10 @@ from arena.league._executor import (
     release_match,
     retry_after,
 )
-from arena.league._results import VersionStats, league_status
-from arena.league._scheduler import schedule
-from arena.league._versions import claim_validation, submit_version
+from arena.league.bots._bots import VersionStats
+from arena.league.bots._versions import claim_validation, submit_version
+from arena.league.matches._results import league_status
+from arena.league.matches._scheduler import schedule
 from arena.sandbox import ProcessSandbox, Sandbox, SandboxKind, choose_sandbox
 from arena.sandbox._docker import docker_available
 from flipflop import MatchConfig

@@ -54,7 +54,6 @@ from arena.league import (
     issue_token,
     unit_of_work,
 )
-from arena.league._api import create_app, serve_in_thread
 from arena.league._dispatch import MATCH_JOB, VALIDATION_JOB, FleetRules, job_ticket
 from arena.league._fleet import (
     FleetPlayer,
@@ -64,6 +63,7 @@ from arena.league._fleet import (
     fleet_app,
 )
 from arena.league._validation import StepResult, ValidationTable, run_validation
+from arena.league.api._routes import create_app, serve_in_thread
 from arena.match._runner import TimeControl, run_match
 from arena.sandbox._docker import docker_available
 from flipflop import MatchConfig, to_jsonable

@@ -1,4 +1,4 @@
-"""The gate in front of the API (``arena/league/_gate.py``), attacked over a real socket.
+"""The gate in front of the API (``arena/league/api/_gate.py``), attacked over a real socket.
 
 A league on SQLite is served by ``create_app`` under uvicorn (``serve_in_thread``). Bodies
 are sent chunked and never finished (``tests/served.py``'s ``answer_before_the_end``): a
@@ -18,14 +18,14 @@ import pytest
 from sqlalchemy import event
 
 from arena.league import League, init_league
-from arena.league._api import create_app, serve_in_thread
-from arena.league._gate import (
+from arena.league.api._gate import (
     FAILED_TOKEN_BURST,
     MAX_BODY_BYTES,
     MAX_WORKER_JSON_BYTES,
     TokenThrottle,
     TooManyFailures,
 )
+from arena.league.api._routes import create_app, serve_in_thread
 from tests.served import answer_before_the_end
 
 from .test_api import _worker_token, user_token

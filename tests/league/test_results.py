@@ -36,9 +36,9 @@ from arena.league import (
     sessions,
     unit_of_work,
 )
-from arena.league._results import (
+from arena.league.bots._bots import VersionStats
+from arena.league.matches._results import (
     Counter,
-    VersionStats,
     _rate,
     bot_page_data,
     leaderboard,

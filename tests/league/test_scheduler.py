@@ -24,8 +24,9 @@ from arena.league import (
     disable_user,
     enqueue_match,
 )
-from arena.league._results import VersionStats, record_result
-from arena.league._scheduler import schedule
+from arena.league.bots._bots import VersionStats
+from arena.league.matches._results import record_result
+from arena.league.matches._scheduler import schedule
 
 from .conftest import NOW
 

@@ -51,8 +51,9 @@ from arena.league._metrics import (
     Sample,
     render,
 )
-from arena.league._results import RESULTS_COUNTER, Counter, VersionStats, recompute_ratings
 from arena.league._service import LeagueService
+from arena.league.bots._bots import VersionStats
+from arena.league.matches._results import RESULTS_COUNTER, Counter, recompute_ratings
 from arena.sandbox import Sandbox
 from tests.served import free_port, is_healthy, start_server, stop_server
 

@@ -19,8 +19,8 @@ from click.testing import CliRunner, Result
 from arena.cli import main
 from arena.client._league import LeagueClient
 from arena.league import League, submissions_today, unit_of_work
-from arena.league._api import create_app, serve_in_thread
 from arena.league._service import LeagueService
+from arena.league.api._routes import create_app, serve_in_thread
 from arena.sandbox import ProcessSandbox
 from tests.served import free_port
 

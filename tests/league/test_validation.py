@@ -46,7 +46,7 @@ from arena.league._validation import (
     validate_version,
     validation_table,
 )
-from arena.league._versions import (
+from arena.league.bots._versions import (
     VersionInfo,
     activate_version,
     claim_validation,

@@ -48,7 +48,7 @@ from arena.league import (
     unit_of_work,
 )
 from arena.league._db import read_only
-from arena.league._versions import (
+from arena.league.bots._versions import (
     BOT_NAME_MAX,
     activate_version,
     claim_validation,

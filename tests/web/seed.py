@@ -40,7 +40,7 @@ from arena.league import (
     pack_bot,
     unit_of_work,
 )
-from arena.league._versions import submit_version
+from arena.league.bots._versions import submit_version
 from tests.served import ServerExited, free_port, is_healthy, start_server, stop_server
 
 WAIT_S = 180.0

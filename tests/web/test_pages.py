@@ -39,9 +39,9 @@ from arena.league import (
     pack_bot,
     unit_of_work,
 )
-from arena.league._api import serve_in_thread
-from arena.league._gate import FAILED_TOKEN_BURST, MAX_BODY_BYTES, TokenThrottle
-from arena.league._versions import submit_version
+from arena.league.api._gate import FAILED_TOKEN_BURST, MAX_BODY_BYTES, TokenThrottle
+from arena.league.api._routes import serve_in_thread
+from arena.league.bots._versions import submit_version
 from arena.web import CSP, create_site
 from arena.web._live import LiveFeed
 from arena.web._session import CSRF_COOKIE, SESSION_COOKIE
@@ -584,7 +584,8 @@ def test_the_leaderboard_follows_every_change_of_the_standings(
 ) -> None:
     """It is kept between requests, yet a disabled bot, a rollback or a result shows at once."""
     from arena.league import disable_bot
-    from arena.league._results import RESULTS_COUNTER, Counter, VersionStats
+    from arena.league.bots._bots import VersionStats
+    from arena.league.matches._results import RESULTS_COUNTER, Counter
 
     def bots() -> list[str]:
         return re.findall(r'<tr data-bot="([^"]+)"', browser.get("/?sort=bot&dir=asc").text)
@@ -620,7 +621,7 @@ def test_an_owner_rolls_back_to_a_retired_version_from_its_page(
     site: Site, browser: httpx.Client, tmp_path: Path
 ) -> None:
     """Bob's gamma v2 is active, v1 retired: v1's page offers the rollback, and it works."""
-    from arena.league._versions import activate_version, get_version
+    from arena.league.bots._versions import activate_version, get_version
 
     bot = tmp_path / "bot"
     shutil.copytree(REPO / "bots" / "random", bot, ignore=shutil.ignore_patterns("__pycache__"))

@@ -12,9 +12,11 @@ import datetime as dt
 import math
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from sqlalchemy import (
     CHAR,
+    BigInteger,
     Boolean,
     Enum,
     Float,
@@ -30,9 +32,8 @@ from sqlalchemy import text as sa_text
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from arena._errors import Conflict, NotFound
-from arena.league._accounts import User
 from arena.league._db import Base, UtcDateTime, enum_values, utcnow
-from arena.league._matches import MatchSeat
+from arena.league.accounts._accounts import User
 
 __all__ = [
     "DEFAULT_MU",
@@ -43,12 +44,13 @@ __all__ = [
     "StepKind",
     "StepOutcome",
     "ValidationStep",
+    "VersionStats",
     "VersionStatus",
     "create_bot",
     "disable_bot",
     "inherited_rating",
     "seat_name",
-    "seat_names",
+    "zero_stats",
 ]
 
 _MANIFEST_NAME_MAX = 40  # flipflop's rule for bot.toml names (sdk/flipflop/_manifest.py)
@@ -80,7 +82,7 @@ class VersionStatus(StrEnum):
     """Failed a step; its validation steps say which and why."""
     SUSPENDED = "suspended"
     """Played, then made too many matches void by never starting in them: taken out of play,
-    its reason says why (``arena.league._suspensions``). Its owner submits a new version or
+    its reason says why (``arena.league.matches._suspensions``). Its owner submits a new version or
     activates another."""
 
 
@@ -257,15 +259,50 @@ def seat_name(bot: str, number: int) -> str:
     return bot[: _MANIFEST_NAME_MAX - len(suffix)] + suffix
 
 
-def seat_names(session: Session, match_id: int) -> list[str]:
-    """The names the seats of match ``match_id`` play under (:func:`seat_name`), seat 0 first."""
-    return [
-        seat_name(bot, number)
-        for bot, number in session.execute(
-            select(Bot.name, BotVersion.number)
-            .join(BotVersion, BotVersion.bot_id == Bot.id)
-            .join(MatchSeat, MatchSeat.version_id == BotVersion.id)
-            .where(MatchSeat.match_id == match_id)
-            .order_by(MatchSeat.seat)
-        )
-    ]
+class VersionStats(Base):
+    """Running sums over the counted matches of one version (one row per version)."""
+
+    __tablename__ = "version_stats"
+
+    version_id: Mapped[int] = mapped_column(
+        ForeignKey("bot_versions.id", ondelete="CASCADE"), primary_key=True
+    )
+    matches: Mapped[int] = mapped_column(Integer(), default=0)
+    first_places: Mapped[int] = mapped_column(Integer(), default=0)
+    place_sum: Mapped[float] = mapped_column(Float(), default=0.0)
+    place_sq_sum: Mapped[float] = mapped_column(Float(), default=0.0)
+    score_sum: Mapped[float] = mapped_column(Float(), default=0.0)
+    score_sq_sum: Mapped[float] = mapped_column(Float(), default=0.0)
+    # Luck-adjusted places, over the matches whose result carried a luck estimate.
+    adjusted_matches: Mapped[int] = mapped_column(Integer(), default=0)
+    adjusted_sum: Mapped[float] = mapped_column(Float(), default=0.0)
+    adjusted_sq_sum: Mapped[float] = mapped_column(Float(), default=0.0)
+    chips_sum: Mapped[int] = mapped_column(BigInteger(), default=0)
+    net_chips_sum: Mapped[int] = mapped_column(BigInteger(), default=0)
+    hands_sum: Mapped[int] = mapped_column(BigInteger(), default=0)
+    faults: Mapped[int] = mapped_column(Integer(), default=0)
+    last_played: Mapped[dt.datetime | None] = mapped_column(UtcDateTime())
+    # Void matches it sat in, whoever made them void: played, though counted for nobody.
+    voids: Mapped[int] = mapped_column(Integer(), default=0)
+
+
+def zero_stats(version: int) -> dict[str, Any]:
+    """The columns of a new ``version_stats`` row of version ``version``: zeros."""
+    return {
+        "version_id": version,
+        "matches": 0,
+        "first_places": 0,
+        "place_sum": 0.0,
+        "place_sq_sum": 0.0,
+        "score_sum": 0.0,
+        "score_sq_sum": 0.0,
+        "adjusted_matches": 0,
+        "adjusted_sum": 0.0,
+        "adjusted_sq_sum": 0.0,
+        "chips_sum": 0,
+        "net_chips_sum": 0,
+        "hands_sum": 0,
+        "faults": 0,
+        "voids": 0,
+        "last_played": None,
+    }

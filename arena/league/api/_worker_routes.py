@@ -2,7 +2,7 @@
 
 Every route takes a *worker* token (``Authorization: Bearer ffw_…``, ``arena league worker
 add NAME``) and nothing else: anonymous callers, users and admins alike get 401, and a
-worker's token opens no user's route (``_api.py`` skips these paths when it reads a user's
+worker's token opens no user's route (``_routes.py`` skips these paths when it reads a user's
 token). The routes are thin; the use cases are in ``_dispatch.py``:
 
 - ``GET /me``: the worker's name (a worker checks its token when it starts);
@@ -40,9 +40,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from arena._errors import Conflict, LeagueError, NotAuthenticated, NotFound
-from arena.league._accounts import bearer_token
 from arena.league._artifacts import check_digest
-from arena.league._bots import StepKind, StepOutcome
 from arena.league._db import read_only, unit_of_work
 from arena.league._dispatch import (
     FleetRules,
@@ -59,10 +57,12 @@ from arena.league._dispatch import (
     validation_ledger,
 )
 from arena.league._fleet import WORKER_PREFIX
-from arena.league._gate import WORKER_STATE, read_upload
 from arena.league._home import League
 from arena.league._validation import StepResult
-from arena.league._workers import authenticate_worker
+from arena.league.accounts._accounts import bearer_token
+from arena.league.accounts._workers import authenticate_worker
+from arena.league.api._gate import WORKER_STATE, read_upload
+from arena.league.bots._bots import StepKind, StepOutcome
 
 __all__ = [
     "MAX_ARTIFACT_BYTES",

@@ -14,8 +14,8 @@ from sqlalchemy import Date, ForeignKey, Integer, select, update
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from arena._errors import Forbidden, NotFound, SubmissionLimitExceeded
-from arena.league._accounts import User
 from arena.league._db import Base, insert_ignore, utcnow
+from arena.league.accounts._accounts import User
 
 __all__ = [
     "DEFAULT_SUBMISSIONS_PER_DAY",

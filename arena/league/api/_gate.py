@@ -1,7 +1,7 @@
 """What a request must pass before the application reads it: its body's size, a worker's token.
 
 :class:`Gate` is the ASGI middleware in front of the league's API and pages
-(:func:`arena.league._api.create_app` installs it):
+(:func:`arena.league.api._routes.create_app` installs it):
 
 - **Every body has a limit**, chosen by route (:class:`BodyLimit`; :data:`MAX_BODY_BYTES`
   for a route that names none). A declared ``Content-Length`` past it is refused (413) before
@@ -43,7 +43,7 @@ from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena._errors import LeagueError, NotAuthenticated, UploadRejected
-from arena.league._connections import client_key
+from arena.league.api._connections import client_key
 
 __all__ = [
     "FAILED_TOKENS_PER_SECOND",

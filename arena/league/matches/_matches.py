@@ -38,6 +38,7 @@ from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from arena._errors import LeagueError
 from arena.league._db import Base, UtcDateTime, enum_values, utcnow
+from arena.league.bots._bots import Bot, BotVersion, seat_name
 
 __all__ = [
     "ClaimedMatch",
@@ -50,6 +51,7 @@ __all__ = [
     "finish_match",
     "renew_lease",
     "requeue_expired",
+    "seat_names",
 ]
 
 
@@ -283,3 +285,17 @@ def requeue_expired(session: Session, *, now: dt.datetime | None = None) -> list
         .returning(Match.id)
     ).all()
     return sorted(requeued)
+
+
+def seat_names(session: Session, match_id: int) -> list[str]:
+    """The names the seats of match ``match_id`` play under (:func:`seat_name`), seat 0 first."""
+    return [
+        seat_name(bot, number)
+        for bot, number in session.execute(
+            select(Bot.name, BotVersion.number)
+            .join(BotVersion, BotVersion.bot_id == Bot.id)
+            .join(MatchSeat, MatchSeat.version_id == BotVersion.id)
+            .where(MatchSeat.match_id == match_id)
+            .order_by(MatchSeat.seat)
+        )
+    ]

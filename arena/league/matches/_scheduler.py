@@ -39,11 +39,11 @@ from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
 from arena._errors import LeagueError
-from arena.league._accounts import User
-from arena.league._bots import DEFAULT_SIGMA, Bot, BotVersion
 from arena.league._db import utcnow
-from arena.league._matches import Match, MatchSeat, MatchStatus
-from arena.league._results import VersionStats, _schedulable, _take
+from arena.league.accounts._accounts import User
+from arena.league.bots._bots import DEFAULT_SIGMA, Bot, BotVersion, VersionStats
+from arena.league.matches._matches import Match, MatchSeat, MatchStatus
+from arena.league.matches._results import _schedulable, _take
 
 __all__ = ["GROUPS_COUNTER", "PLAYED_WEIGHT", "RATING_NOISE", "schedule"]
 

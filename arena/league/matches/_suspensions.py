@@ -22,34 +22,21 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from arena.league._bots import BotVersion, VersionStatus, seat_names
-from arena.league._matches import Match, MatchSeat, MatchStatus
+from arena.league._home import FaultLimits
+from arena.league.bots._bots import BotVersion, VersionStatus
+from arena.league.matches._matches import Match, MatchSeat, MatchStatus, seat_names
 
-__all__ = ["FaultLimits", "charge_voids", "void_causes", "void_result"]
+__all__ = ["charge_voids", "void_causes", "void_result"]
 
 logger = logging.getLogger(__name__)
 
 _REASON_DETAIL = 200
 """The most characters of the last fault's detail that a suspension's reason quotes."""
-
-
-@dataclass(frozen=True, slots=True)
-class FaultLimits:
-    """When a version is suspended for the void matches it causes (``league.toml``, ``[faults]``).
-
-    Attributes:
-        suspend_after: void matches it caused that suspend it, ...
-        window: ... among its latest this many finished matches.
-    """
-
-    suspend_after: int = 3
-    window: int = 10
 
 
 def void_causes(result: Mapping[str, Any]) -> dict[int, str]:

@@ -65,8 +65,6 @@ from openskill.models import PlackettLuce
 from sqlalchemy import (
     BigInteger,
     Float,
-    ForeignKey,
-    Integer,
     String,
     Table,
     and_,
@@ -90,19 +88,22 @@ from arena.ladder._standings import (
     _interval,
     _paired_ranks,
 )
-from arena.league._accounts import User
-from arena.league._bots import (
+from arena.league._db import Base, UtcDateTime, insert_ignore, utcnow
+from arena.league._home import FaultLimits
+from arena.league.accounts._accounts import User
+from arena.league.bots._bots import (
     DEFAULT_MU,
     DEFAULT_SIGMA,
     Bot,
     BotVersion,
     ValidationStep,
+    VersionStats,
     VersionStatus,
     inherited_rating,
+    zero_stats,
 )
-from arena.league._db import Base, UtcDateTime, insert_ignore, utcnow
-from arena.league._matches import Match, MatchSeat, MatchStatus, finish_match
-from arena.league._suspensions import FaultLimits, charge_voids, void_causes
+from arena.league.matches._matches import Match, MatchSeat, MatchStatus, finish_match
+from arena.league.matches._suspensions import charge_voids, void_causes
 from flipflop import to_jsonable
 
 if TYPE_CHECKING:
@@ -123,7 +124,6 @@ __all__ = [
     "RecentMatch",
     "SeatSummary",
     "StatusInfo",
-    "VersionStats",
     "VersionSummary",
     "bot_page_data",
     "leaderboard",
@@ -135,33 +135,6 @@ __all__ = [
     "record_result",
     "result_json",
 ]
-
-
-class VersionStats(Base):
-    """Running sums over the counted matches of one version (one row per version)."""
-
-    __tablename__ = "version_stats"
-
-    version_id: Mapped[int] = mapped_column(
-        ForeignKey("bot_versions.id", ondelete="CASCADE"), primary_key=True
-    )
-    matches: Mapped[int] = mapped_column(Integer(), default=0)
-    first_places: Mapped[int] = mapped_column(Integer(), default=0)
-    place_sum: Mapped[float] = mapped_column(Float(), default=0.0)
-    place_sq_sum: Mapped[float] = mapped_column(Float(), default=0.0)
-    score_sum: Mapped[float] = mapped_column(Float(), default=0.0)
-    score_sq_sum: Mapped[float] = mapped_column(Float(), default=0.0)
-    # Luck-adjusted places, over the matches whose result carried a luck estimate.
-    adjusted_matches: Mapped[int] = mapped_column(Integer(), default=0)
-    adjusted_sum: Mapped[float] = mapped_column(Float(), default=0.0)
-    adjusted_sq_sum: Mapped[float] = mapped_column(Float(), default=0.0)
-    chips_sum: Mapped[int] = mapped_column(BigInteger(), default=0)
-    net_chips_sum: Mapped[int] = mapped_column(BigInteger(), default=0)
-    hands_sum: Mapped[int] = mapped_column(BigInteger(), default=0)
-    faults: Mapped[int] = mapped_column(Integer(), default=0)
-    last_played: Mapped[dt.datetime | None] = mapped_column(UtcDateTime())
-    # Void matches it sat in, whoever made them void: played, though counted for nobody.
-    voids: Mapped[int] = mapped_column(Integer(), default=0)
 
 
 class Counter(Base):
@@ -472,28 +445,7 @@ def _ensure_stats(session: Session, versions: Sequence[int]) -> None:
     if not versions:
         return
     dialect = session.get_bind().dialect.name
-    session.execute(_NEW_STATS[dialect], [_zero_stats(v) for v in versions])
-
-
-def _zero_stats(version: int) -> dict[str, Any]:
-    return {
-        "version_id": version,
-        "matches": 0,
-        "first_places": 0,
-        "place_sum": 0.0,
-        "place_sq_sum": 0.0,
-        "score_sum": 0.0,
-        "score_sq_sum": 0.0,
-        "adjusted_matches": 0,
-        "adjusted_sum": 0.0,
-        "adjusted_sq_sum": 0.0,
-        "chips_sum": 0,
-        "net_chips_sum": 0,
-        "hands_sum": 0,
-        "faults": 0,
-        "voids": 0,
-        "last_played": None,
-    }
+    session.execute(_NEW_STATS[dialect], [zero_stats(v) for v in versions])
 
 
 def _take(session: Session, name: str, n: int = 1) -> int:

@@ -20,8 +20,8 @@ from sqlalchemy import CHAR, Boolean, String, select
 from sqlalchemy.orm import Mapped, Session, mapped_column
 
 from arena._errors import Conflict, Forbidden, LeagueError, NotAuthenticated, NotFound
-from arena.league._accounts import hash_token
 from arena.league._db import Base, UtcDateTime, utcnow
+from arena.league.accounts._accounts import hash_token
 
 __all__ = [
     "WORKER_TOKEN_PREFIX",

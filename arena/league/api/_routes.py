@@ -18,7 +18,7 @@ caller: anonymous, another user, the owner, an admin):
   archive, activating a version, a seat's bot log;
 - an admin: disabling and enabling bots;
 - a fleet's worker, with a worker token and nothing else: the routes under
-  ``/api/v1/worker/`` (``_worker_api.py``), which no user's token opens.
+  ``/api/v1/worker/`` (``_worker_routes.py``), which no user's token opens.
 
 Errors are ``{"error": "one sentence"}`` with the status of the
 :class:`~arena.league.LeagueError` raised (400 malformed, a number past what the database
@@ -62,29 +62,9 @@ from arena._errors import (
     NotAuthenticated,
     NotFound,
 )
-from arena.league._accounts import Account, Role, authenticate, bearer_token
-from arena.league._bots import StepKind, disable_bot
-from arena.league._connections import ConnectionLimits, server_config
 from arena.league._db import MAX_INTEGER, MIN_INTEGER, read_only, unit_of_work
 from arena.league._dispatch import FleetRules
-from arena.league._gate import (
-    MAX_WORKER_JSON_BYTES,
-    BodyLimit,
-    Gate,
-    TokenThrottle,
-    TooManyFailures,
-    address,
-    read_upload,
-)
 from arena.league._home import League
-from arena.league._matches import Match, MatchStatus
-from arena.league._results import bot_page_data, leaderboard, league_status
-from arena.league._versions import (
-    activate_version,
-    get_version,
-    list_versions,
-    submit_version,
-)
 from arena.league._views import (
     JSON,
     bot_list,
@@ -100,12 +80,32 @@ from arena.league._views import (
     replayable_match,
     version_json,
 )
-from arena.league._worker_api import (
+from arena.league.accounts._accounts import Account, Role, authenticate, bearer_token
+from arena.league.api._connections import ConnectionLimits, server_config
+from arena.league.api._gate import (
+    MAX_WORKER_JSON_BYTES,
+    BodyLimit,
+    Gate,
+    TokenThrottle,
+    TooManyFailures,
+    address,
+    read_upload,
+)
+from arena.league.api._worker_routes import (
     MAX_ARTIFACT_BYTES,
     WORKER_PREFIX,
     add_worker_routes,
     worker_of,
 )
+from arena.league.bots._bots import StepKind, disable_bot
+from arena.league.bots._versions import (
+    activate_version,
+    get_version,
+    list_versions,
+    submit_version,
+)
+from arena.league.matches._matches import Match, MatchStatus
+from arena.league.matches._results import bot_page_data, leaderboard, league_status
 
 __all__ = [
     "API_PREFIX",
@@ -133,7 +133,7 @@ def _caller(request: Request) -> Account | None:
     (``_gate.py``'s :class:`TokenThrottle`).
     """
     if request.url.path.startswith(WORKER_PREFIX + "/"):
-        return None  # a worker's routes read a worker's token (``_worker_api.py``)
+        return None  # a worker's routes read a worker's token (``_worker_routes.py``)
     header = request.headers.get("authorization")
     if header is None:
         return None
@@ -194,7 +194,7 @@ def create_app(
             to ``GET /api/v1/status`` under ``"executor"``; None when nothing executes here.
         metrics: the Prometheus text of ``GET /metrics``; None serves no ``/metrics``.
         fleet: the rules and lease of the matches a Celery fleet's workers play, given to
-            them by the workers' routes (``_worker_api.py``); default ``FleetRules()``.
+            them by the workers' routes (``_worker_routes.py``); default ``FleetRules()``.
         body_limits: the body limits of routes added to the application later (the web
             pages'), ahead of the API's own (``_gate.py``).
         throttle: counts wrong tokens per client (users', workers', the sign-in form's);

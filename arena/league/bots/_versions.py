@@ -42,9 +42,12 @@ from sqlalchemy.orm import Session
 
 from arena._errors import ArtifactError, Conflict, Forbidden, LeagueError, NotFound
 from arena.client._pack import UploadLimits
-from arena.league._accounts import User
 from arena.league._artifacts import check_digest
-from arena.league._bots import (
+from arena.league._db import READ_ONLY_OPTION, read_only, unit_of_work, utcnow
+from arena.league._home import League
+from arena.league.accounts._accounts import User
+from arena.league.accounts._submissions import limit_exceeded, submissions_today, take_submission
+from arena.league.bots._bots import (
     DEFAULT_MU,
     DEFAULT_SIGMA,
     Bot,
@@ -52,16 +55,13 @@ from arena.league._bots import (
     StepKind,
     StepOutcome,
     ValidationStep,
+    VersionStats,
     VersionStatus,
     inherited_rating,
     seat_name,
+    zero_stats,
 )
-from arena.league._db import READ_ONLY_OPTION, read_only, unit_of_work, utcnow
-from arena.league._home import League
-from arena.league._results import VersionStats
-from arena.league._results import _zero_stats as zero_stats
-from arena.league._submissions import limit_exceeded, submissions_today, take_submission
-from arena.league._uploads import _spool, unpack_upload
+from arena.league.bots._uploads import _spool, unpack_upload
 from flipflop import BotManifest, read_manifest
 
 __all__ = [
