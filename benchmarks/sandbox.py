@@ -32,14 +32,9 @@ import docker  # type: ignore[import-untyped,unused-ignore]
 import flipflop
 from arena.sandbox import ProcessSandbox, RunningBot, Sandbox
 from arena.sandbox._docker import DockerSandbox, docker_available
-from arena.sandbox._images import (
-    _build_base,
-    _choose_kind,
-    _pins,
-    _root_image,
-    ensure_base_image,
-    ensure_bot_image,
-)
+from arena.sandbox.images import ensure_base_image, ensure_bot_image
+from arena.sandbox.images._base import _build_base, _pins
+from arena.sandbox.images._roots import _choose_kind, _root_image
 from flipflop import BotClient, BotManifest, MatchInfo, MatchState, Observation, read_manifest
 
 HERE = Path(__file__).resolve().parent

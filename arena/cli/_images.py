@@ -47,7 +47,7 @@ def prune(keep_days: float, everything: bool, dry_run: bool) -> None:
         arena images prune --all
     """
     from arena.sandbox._docker import docker_available
-    from arena.sandbox._images import prune_images
+    from arena.sandbox.images import prune_images
 
     reason = docker_available()
     if reason is not None:

@@ -1,4 +1,4 @@
-"""What every container the arena starts shares, a bot's (``_docker``) or a build's (``_images``).
+"""What every container the arena starts shares, a bot's (``_docker``) or a build's (``images``).
 
 Both run code of the bot's author: a bot's container its program, a build's container its
 ``Makefile`` or Go sources (issue 24, finding 7). So both run under the same OCI runtime

@@ -75,7 +75,7 @@ from arena.sandbox._containers import (
     seccomp_profile,
 )
 from arena.sandbox._cpuset import cpuset_text, pinning_for
-from arena.sandbox._images import Log, ensure_base_image, ensure_bot_image, stderr_log
+from arena.sandbox.images import Log, ensure_base_image, ensure_bot_image, stderr_log
 from flipflop import BotManifest
 
 __all__ = [
@@ -581,7 +581,7 @@ class _DockerBot:
 class DockerSandbox:
     """Runs each bot in a locked-down Docker container (see the module docstring).
 
-    Images are built on first use (``arena.sandbox._images``): a shared base image with the
+    Images are built on first use (``arena.sandbox.images``): a shared base image with the
     SDK, then one per bot directory; both are cached by content hash across runs.
 
     Args:
@@ -592,7 +592,7 @@ class DockerSandbox:
         runtime: one of :data:`RUNTIMES`: ``auto`` runs bots under gVisor (``runsc``) when the
             engine has it and under ``runc`` otherwise, saying so in :attr:`isolation`.
         trust_dockerfile: build each bot's own ``Dockerfile`` (checked, see
-            :func:`~arena.sandbox._images.check_dockerfile`) instead of the arena's recipe for
+            :func:`~arena.sandbox.images.check_dockerfile`) instead of the arena's recipe for
             its runtime: for one's own bots only.
 
     Raises:

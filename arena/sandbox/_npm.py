@@ -1,7 +1,7 @@
 """What a Node.js bot's ``package.json`` and ``package-lock.json`` may ask npm to fetch.
 
 The arena installs a Node.js bot's packages with ``npm ci`` on its host, where npm has the
-host's network (``_images._node_modules``). npm follows what the lock file says: a
+host's network (``images._recipes._node_modules``). npm follows what the lock file says: a
 ``resolved`` URL anywhere (``http://``, ``git+ssh://``, ``git+file://``), a ``link`` to a
 local folder, a package without ``integrity``; and ``package.json`` may name git
 repositories, paths and URLs too (issue 24, finding 6). So the only packages accepted are

@@ -24,7 +24,7 @@ import pytest
 from arena.match._runner import MatchRecord, TimeControl, run_match
 from arena.sandbox import ProcessSandbox, Sandbox, SandboxLimits
 from arena.sandbox._docker import LABEL, DockerSandbox, Runtime, docker_available
-from arena.sandbox._images import ensure_base_image
+from arena.sandbox.images import ensure_base_image
 from flipflop import BotManifest, MatchConfig, read_manifest
 
 REQUIRE_DOCKER = "ARENA_REQUIRE_DOCKER"

@@ -31,7 +31,7 @@ from arena.sandbox._docker import (
     host_pids_limit,
     seccomp_profile,
 )
-from arena.sandbox._images import ensure_base_image, ensure_bot_image, from_images
+from arena.sandbox.images import ensure_base_image, ensure_bot_image, from_images
 from flipflop import BotClient, MatchConfig, read_manifest
 
 if TYPE_CHECKING:

@@ -27,12 +27,8 @@ from click.testing import CliRunner
 
 from arena._errors import SandboxError
 from arena.cli import main
-from arena.sandbox._images import (
-    BuildLimits,
-    _record_use,
-    check_dockerfile,
-    ensure_bot_image,
-)
+from arena.sandbox.images import BuildLimits, check_dockerfile, ensure_bot_image
+from arena.sandbox.images._cache import _record_use
 from flipflop import BotManifest, read_manifest
 from tests.arena.sandbox.conftest import QUIET, REPO
 

@@ -37,7 +37,7 @@ from arena.client._scaffold import scaffold_bot
 from arena.match._runner import wait_serving
 from arena.sandbox import SandboxLimits
 from arena.sandbox._docker import DockerSandbox, Runtime
-from arena.sandbox._images import (
+from arena.sandbox.images import (
     CPP_BUILDER,
     GO_BUILDER,
     NODE_IMAGE,
