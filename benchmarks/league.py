@@ -60,13 +60,8 @@ from arena.league import (
     unit_of_work,
     upgrade,
 )
-from arena.league.matches._results import (
-    RESULTS_COUNTER,
-    bot_page_data,
-    leaderboard,
-    league_status,
-    record_result,
-)
+from arena.league.matches._leaderboard import bot_page_data, leaderboard, league_status
+from arena.league.matches._results import RESULTS_COUNTER, record_result
 from arena.league.matches._scheduler import GROUPS_COUNTER, schedule
 
 _NOW = dt.datetime(2026, 12, 1, 12, 0, tzinfo=dt.UTC)

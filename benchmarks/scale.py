@@ -69,6 +69,8 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select, update
 
+from arena.executors._celery import fleet_app
+from arena.executors._http import serve_in_thread
 from arena.ladder._bundled import bundled_dir
 from arena.league import (
     BotVersion,
@@ -85,8 +87,8 @@ from arena.league import (
 from arena.league import _executor as executor_module
 from arena.league._dispatch import FleetRules
 from arena.league._executor import LocalExecutor
-from arena.league._fleet import FleetPlayer, fleet_app
-from arena.league.api._routes import create_app, serve_in_thread
+from arena.league._fleet import FleetPlayer
+from arena.league.api._routes import create_app
 from arena.league.bots._versions import submit_version
 from arena.league.matches._scheduler import schedule
 from arena.sandbox import ProcessSandbox

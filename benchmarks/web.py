@@ -371,7 +371,7 @@ def _client(app: Any, testclient: bool) -> Iterator[tuple[Any, str]]:
         with TestClient(app) as client:
             yield client, "testclient"
         return
-    from arena.league.api._routes import serve_in_thread
+    from arena.executors._http import serve_in_thread
 
     with serve_in_thread(app) as url, httpx.Client(base_url=url, timeout=120) as client:
         yield client, "socket"

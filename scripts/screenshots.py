@@ -1,7 +1,7 @@
 """Regenerate the README's screenshots of the league's web pages, ``docs/screenshots/*.png``.
 
 Usage: ``python scripts/screenshots.py [--out DIR] [--chromium PATH]``. It serves the browser
-tests' seeded league (``tests/web/seed.py``: a real ``arena league serve`` on SQLite, the
+tests' seeded league (``tests/arena/web/seed.py``: a real ``arena league serve`` on SQLite, the
 bundled bots of four owners and ``alice-noter``, which writes debug notes, playing ten-hand
 matches in the process sandbox), then drives Debian's Chromium with Playwright
 (``executable_path``, headless) through the main pages at 1280x800:
@@ -30,7 +30,7 @@ sys.path.insert(0, str(REPO))
 
 from playwright.sync_api import Browser, Page, sync_playwright  # noqa: E402
 
-from tests.web.seed import NOTER, OTHER, OWNER, ServedLeague, served_league  # noqa: E402
+from tests.arena.web.seed import NOTER, OTHER, OWNER, ServedLeague, served_league  # noqa: E402
 
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}

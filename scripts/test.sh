@@ -8,7 +8,7 @@
 #   --fast      the fast tier for the edit-test loop: every test not marked slow or docker
 #               (the engine, SDK, wire, standings, luck, planner, league logic on SQLite,
 #               the API's authorization matrix), in about 2 minutes
-#   OPTIONS     passed on to pytest: a module (tests/league/test_api.py), -k, -x, -n 0 ...
+#   OPTIONS     passed on to pytest: a module (tests/arena/league/api/test_api.py), -k, -x, -n 0 ...
 # This is the README's test command, and CI runs exactly this.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -29,7 +29,10 @@ def module_times(reports: list[Path]) -> dict[str, tuple[int, float]]:
 
 
 def _module(classname: str, file: str | None) -> str:
-    """``tests/league/test_api.py`` from a test case's classname (``tests.league.test_api``)."""
+    """A module's path from a test case's classname.
+
+    ``tests/arena/league/api/test_api.py`` from ``tests.arena.league.api.test_api``.
+    """
     if file:
         return file
     parts = classname.split(".")

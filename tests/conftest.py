@@ -32,26 +32,26 @@ SPLIT_BY_PARAMETER = {
     "tests/arena/sandbox/test_recipes.py",  # one cold build per language, on its own worker
     "tests/arena/sandbox/test_template_ladders.py",  # a ladder per language
     "tests/arena/sandbox/test_adversaries.py",  # the process sandbox, Docker's runc and runsc
-    "tests/league/test_fleet.py",  # SQLite, PostgreSQL
-    "tests/league/test_service.py",
-    "tests/league/test_crash.py",
-    "tests/league/test_validation.py",
+    "tests/arena/league/test_fleet.py",  # SQLite, PostgreSQL
+    "tests/arena/league/test_service.py",
+    "tests/arena/league/test_crash.py",
+    "tests/arena/league/test_validation.py",
 }
 """Modules whose tests are shared out by their first parameter (``[go-runc]``: ``go``)."""
 
 SCOPE_SECONDS = {
-    "tests/league/test_fleet.py": 560,
+    "tests/arena/league/test_fleet.py": 560,
     "tests/arena/sandbox/test_recipes.py": 520,
     "tests/arena/sandbox/test_adversaries.py": 360,
-    "tests/league/test_service.py": 310,
+    "tests/arena/league/test_service.py": 310,
     "tests/arena/sandbox/test_template_ladders.py": 230,
     "tests/arena/client/test_template_go.py": 220,
-    "tests/league/test_validation.py": 210,
+    "tests/arena/league/test_validation.py": 210,
     "tests/arena/sandbox/test_images.py": 190,
     "tests/arena/sandbox/test_floods.py": 190,
     "tests/arena/match/test_cpu_clock.py": 180,
     "tests/arena/ladder/test_trust_ladder.py": 170,
-    "tests/league/test_crash.py": 155,
+    "tests/arena/league/test_crash.py": 155,
     "tests/arena/ladder/test_sprt.py": 140,
     "tests/arena/sandbox/test_runtime.py": 115,
 }

@@ -1,24 +1,32 @@
-"""A real ``arena league serve`` in a subprocess: a free port, starting it, its health, stopping it.
+"""Real servers for the tests: ``arena league serve`` in a subprocess, and a Redis broker.
 
-Shared by the league's server tests (``tests/league``), the web tests' seeded league
-(``tests/web/seed.py``) and ``scripts/screenshots.py``; pytest finds it because the
-repository root is on its ``pythonpath`` (``pyproject.toml``).
+A free port, starting a server, its health, stopping it; a ``redis-server`` of a test's own
+(:class:`RedisServer`); waiting for something to become true (:func:`wait_for`). Shared by
+the league's server tests (``tests/arena/league``), the fleet's (``tests/arena/executors``),
+the web tests' seeded league (``tests/arena/web/seed.py``) and ``scripts/screenshots.py``;
+pytest finds it because the repository root is on its ``pythonpath`` (``pyproject.toml``).
 """
 
 from __future__ import annotations
 
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import httpx
+import pytest
+import redis
 
+WAIT_S = 180.0
+"""How long a test waits for what it awaits (a loaded machine may be very slow)."""
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 STOP_S = 60.0
 """How long :func:`stop_server` waits after SIGTERM before it kills the server."""
 
@@ -121,3 +129,64 @@ def answer_before_the_end(
     if not received.startswith(b"HTTP/1.1 "):
         return None, sent
     return int(received.split()[1]), sent
+
+
+def wait_for(what: str, done: Callable[[], bool], timeout: float = WAIT_S) -> None:
+    """Poll ``done`` until it is true; fail saying ``what`` was awaited after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            pytest.fail(f"waited {timeout:g} s for {what}")
+        time.sleep(0.1)
+
+
+class RedisServer:
+    """A ``redis-server`` of this test's own, on a free port, without persistence."""
+
+    def __init__(self, directory: Path, password: str = "") -> None:
+        self.directory = directory
+        self.port = free_port()
+        self.password = password
+        auth = f":{password}@" if password else ""
+        self.url = f"redis://{auth}127.0.0.1:{self.port}/0"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        """Start it and wait until it answers PING."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with open(self.directory / "redis.log", "ab") as log:
+            self.proc = subprocess.Popen(
+                [
+                    REDIS_SERVER,
+                    "--port",
+                    str(self.port),
+                    "--bind",
+                    "127.0.0.1",
+                    "--dir",
+                    str(self.directory),
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    *(["--requirepass", self.password] if self.password else []),
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        client = redis.Redis(port=self.port, password=self.password or None)
+
+        def answers() -> bool:
+            assert self.proc is not None and self.proc.poll() is None, "redis-server exited"
+            try:
+                return bool(client.ping())
+            except redis.RedisError:
+                return False
+
+        wait_for("redis-server to answer", answers)
+        client.close()
+
+    def stop(self) -> None:
+        """Stop it (SIGKILL: whatever it held is gone)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=WAIT_S)

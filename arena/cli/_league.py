@@ -53,7 +53,7 @@ from arena.league import (
     save_credentials,
     unit_of_work,
 )
-from arena.league.matches._results import LeaderRow, leaderboard, league_status
+from arena.league.matches._leaderboard import LeaderRow, leaderboard, league_status
 
 __all__ = ["league", "login"]
 

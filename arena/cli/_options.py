@@ -94,7 +94,7 @@ def insecure_broker_option(f: F) -> F:
 def checked_broker(broker: str, insecure: bool) -> str:
     """``broker`` if the fleet may use it (``check_broker``); else a usage error (exit 2)."""
     from arena._errors import BrokerRefused
-    from arena.league._fleet import check_broker  # Celery: only when used
+    from arena.executors._celery import check_broker  # Celery: only when used
 
     try:
         check_broker(broker, insecure=insecure)

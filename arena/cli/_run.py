@@ -27,16 +27,17 @@ from arena.cli._options import (
     time_options,
 )
 from arena.cli._table import STANDINGS_LEGEND, standings_table
+from arena.executors import PlannedMatch
 from arena.ladder._bundled import bundled_bots, resolve_bot
 from arena.ladder._ladder import LadderResult, LadderSpec, install_interrupt, read_saved, run_ladder
-from arena.ladder._plan import PlannedMatch, plan_spread
+from arena.ladder._plan import plan_spread
 from arena.ladder._sprt import SprtDecision, SprtResult, SprtSpec, run_sprt, saved_sprt
 from arena.match._runner import TimeControl
 from arena.sandbox import Sandbox, SandboxLimits, choose_sandbox
 from flipflop import MatchConfig
 
 if TYPE_CHECKING:
-    from arena.ladder._fleet_ladder import FleetOptions
+    from arena.executors._fleet_pool import FleetOptions
 
 __all__ = ["run"]
 
@@ -431,7 +432,7 @@ def _fleet_options(
     host, _, port = listen.rpartition(":")
     if not host or not port.isdigit():
         raise click.UsageError(f"--listen is HOST:PORT, not {listen!r}")
-    from arena.ladder._fleet_ladder import FleetOptions  # Celery: only when used
+    from arena.executors._fleet_pool import FleetOptions  # Celery: only when used
 
     token = os.environ.get("ARENA_WORKER_TOKEN") or "ffw_" + secrets.token_urlsafe(32)
     if not os.environ.get("ARENA_WORKER_TOKEN"):

@@ -36,12 +36,7 @@ from arena.cli._options import (
     runtime_option,
     time_options,
 )
-from arena.league._dispatch import DEFAULT_REPUBLISH, FleetRules
-from arena.league._executor import DEFAULT_LEASE
-from arena.league._home import League, open_league
-from arena.league._metrics import metrics_text, setup_logging
-from arena.league._service import LeagueService
-from arena.league.api._connections import (
+from arena.executors._connections import (
     ACCEPT_BACKLOG,
     HEADER_TIMEOUT_S,
     KEEP_ALIVE_S,
@@ -50,6 +45,11 @@ from arena.league.api._connections import (
     ConnectionLimits,
     server_config,
 )
+from arena.league._dispatch import DEFAULT_REPUBLISH, FleetRules
+from arena.league._executor import DEFAULT_LEASE
+from arena.league._home import League, open_league
+from arena.league._metrics import metrics_text, setup_logging
+from arena.league._service import LeagueService
 from arena.match._runner import TimeControl
 from arena.sandbox import Sandbox, SandboxLimits, choose_sandbox
 from flipflop import MatchConfig

@@ -122,7 +122,8 @@ def worker(
             --concurrency 8
     """
     # Imported here: Celery is needed by this command alone.
-    from arena.league._fleet import FleetPlayer, fleet_app, worker_queues
+    from arena.executors._celery import fleet_app, worker_queues
+    from arena.league._fleet import FleetPlayer
 
     checked_broker(broker, insecure_broker)
     setup_logging(log_level.upper())

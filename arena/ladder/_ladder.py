@@ -28,24 +28,19 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import errno
 import hmac
 import json
 import os
-import queue
-import shutil
 import signal
-import tempfile
 import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from arena._errors import PlanError, ResultsError
-from arena.ladder._jobs import Collector, Done, Job
-from arena.ladder._plan import PlannedMatch, plan_ladder
+from arena.executors import Done, Executor, Job, LocalPool, PlannedMatch
+from arena.ladder._plan import plan_ladder
 from arena.ladder._records import (
     ResultsTally,
     StartsTally,
@@ -58,17 +53,15 @@ from arena.ladder._standings import BotStanding, MatchOutcome, write_standings
 from arena.match._deal import (
     deal_key_from_seed,
     load_deal_key,
-    match_seed,
     new_deal_key,
     save_deal_key,
 )
-from arena.match._hosts import BotHost
-from arena.match._runner import MatchCancelled, TimeControl, run_match
+from arena.match._runner import TimeControl
 from arena.sandbox import Sandbox
 from flipflop import BotManifest, MatchConfig, read_manifest, to_jsonable
 
 if TYPE_CHECKING:
-    from arena.ladder._fleet_ladder import FleetOptions, FleetPool
+    from arena.executors._fleet_pool import FleetOptions
 
 __all__ = [
     "LadderResult",
@@ -80,11 +73,6 @@ __all__ = [
 ]
 
 _MATCH_DEFAULTS = MatchConfig()
-_STOP_WITHIN_S = 1.5
-"""After Ctrl-C, how long the ladder waits for its running matches to wind down."""
-_CLOSE_WITHIN_S = 30.0
-"""After the last match, how long a slot may take to give back its last match's bots."""
-_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EFBIG})
 
 
 @dataclass(frozen=True, slots=True)
@@ -426,14 +414,6 @@ def _record(job: Job, done: Done) -> dict[str, Any]:
     return {**head, "status": status, **rec}
 
 
-def _is_write_error(e: OSError, out: Path) -> bool:
-    """An OSError that means the output cannot be written (stop), not a one-match failure."""
-    if e.errno in _WRITE_ERRNOS:
-        return True
-    name = e.filename if isinstance(e.filename, str) else ""
-    return bool(name) and Path(name).resolve().is_relative_to(out.resolve())
-
-
 def run_ladder(
     spec: LadderSpec,
     out: Path,
@@ -448,7 +428,7 @@ def run_ladder(
 ) -> LadderResult:
     """Play the ladder's unfinished matches with ``jobs`` in parallel; write every file.
 
-    With ``fleet``, a Celery fleet's workers play them instead (``arena.ladder._fleet_ladder``;
+    With ``fleet``, a Celery fleet's workers play them instead (``arena.executors._fleet_pool``;
     ``sandbox`` and ``jobs`` are then unused): the same files, records and standings.
 
     ``on_plan(plan, already_done)`` is called once before play, ``on_match(record, done,
@@ -489,15 +469,15 @@ def run_ladder(
         raise ResultsError(f"cannot create {out / 'replays'}: {e.strerror or e}") from e
     cancel = cancel or threading.Event()
     played, interrupted, write_error = 0, False, ""
-    pool: _Pool | FleetPool
+    pool: Executor
     if fleet is not None:
-        from arena.ladder._fleet_ladder import FleetPool  # Celery: only when used
+        from arena.executors._fleet_pool import FleetPool  # Celery: only when used
 
-        pool = FleetPool(spec, out, key, cancel, fleet)
+        pool = FleetPool(spec.bots, spec.config(), spec.clock, plan, out, key, cancel, fleet)
     elif sandbox is None:
         raise PlanError("a ladder played here needs a sandbox")
     else:
-        pool = _Pool(spec, out, sandbox, key, jobs, cancel)
+        pool = local_pool(spec, out, sandbox, key, jobs, cancel)
     with pool:
         for job in todo:
             pool.submit(job)
@@ -548,6 +528,18 @@ def run_ladder(
     )
 
 
+def local_pool(
+    spec: LadderSpec,
+    out: Path,
+    sandbox: Sandbox,
+    key: bytes,
+    jobs: int,
+    cancel: threading.Event,
+) -> LocalPool:
+    """``jobs`` slots on this machine playing ``spec``'s matches into ``out``."""
+    return LocalPool(spec.bots, spec.config(), spec.clock, out, sandbox, key, jobs, cancel)
+
+
 def _isolation(sandbox: Sandbox | None, fleet: FleetOptions | None) -> str:
     if fleet is not None:
         return f"a Celery fleet's {fleet.sandbox_kind} sandboxes ({fleet.broker})"
@@ -565,103 +557,6 @@ def _append(path: Path, record: Mapping[str, Any]) -> None:
         fh.write(json.dumps(record) + "\n")
         fh.flush()
         os.fsync(fh.fileno())
-
-
-class _Pool(Collector):
-    """``jobs`` daemon threads playing matches; results come back to the calling thread.
-
-    Daemon threads, not an executor: after Ctrl-C the ladder must return within seconds, even
-    while a thread is still in a bot's start (an image build, say), and an executor's threads
-    are joined at interpreter exit.
-    """
-
-    def __init__(
-        self,
-        spec: LadderSpec,
-        out: Path,
-        sandbox: Sandbox,
-        key: bytes,
-        jobs: int,
-        cancel: threading.Event,
-    ) -> None:
-        super().__init__(cancel)
-        self._spec, self._out, self._sandbox, self._key = spec, out, sandbox, key
-        self._config = spec.config()
-        self._by_name = {b.name: b for b in spec.bots}
-        self._jobs: queue.Queue[Job | None] = queue.Queue()
-        self._scratch = Path(tempfile.mkdtemp(prefix="ffa-"))
-        # One host for every slot: a match takes the idle instances of its lineage, whichever
-        # slot played them last, so a bot is started once per lineage and match played at once.
-        self._host = BotHost(sandbox, self._scratch / "h")
-        self._threads = [
-            threading.Thread(target=self._work, name=f"match-{i}", daemon=True) for i in range(jobs)
-        ]
-        for t in self._threads:
-            t.start()
-
-    def submit(self, job: Job) -> None:
-        self._pending += 1
-        self._jobs.put(job)
-
-    @property
-    def starts(self) -> int:
-        """Bot instances started so far, by every slot."""
-        return self._host.starts
-
-    def _work(self) -> None:
-        while True:
-            job = self._jobs.get()
-            if job is None or self._cancel.is_set():
-                return
-            self._results.put(self._play(job))
-
-    def _play(self, job: Job) -> Done:
-        p = job.planned
-        try:
-            record = run_match(
-                p.match_id,
-                match_seed(self._key, p.group),
-                [self._by_name[b] for b in p.bots],
-                self._config,
-                sandbox=self._sandbox,
-                workdir=self._scratch / f"{p.match_id}-{job.attempt}",
-                host=self._host,
-                lineage=job.lineage,
-                replay_path=self._out / "replays" / f"{p.match_id}.jsonl",
-                logs_dir=self._out / "logs" / p.match_id,
-                clock=self._spec.clock,
-                cancel=self._cancel,
-            )
-            return Done(job, record)
-        except MatchCancelled:
-            return Done(job, cancelled=True)
-        except OSError as e:
-            if _is_write_error(e, self._out):
-                return Done(job, write_error=e)
-            return Done(job, error=f"{type(e).__name__}: {e}")
-        except Exception as e:  # one match's failure must not end the ladder
-            return Done(job, error=f"{type(e).__name__}: {e}")
-
-    def __enter__(self) -> _Pool:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        """Stop every slot: kept bots are stopped; running matches see ``cancel``."""
-        for _ in self._threads:
-            self._jobs.put(None)
-        if not self._cancel.is_set():
-            # Every match is over: stop the kept bots, and finish their logs.
-            for t in self._threads:
-                t.join(_CLOSE_WITHIN_S)
-            self._host.close()
-        self._cancel.set()
-        # Stopping every bot makes any call in flight fail at once.
-        self._sandbox.close()
-        deadline = time.monotonic() + _STOP_WITHIN_S
-        for t in self._threads:
-            t.join(max(0.0, deadline - time.monotonic()))
-        self._host.close()  # after Ctrl-C: what the bots wrote last goes to their logs
-        shutil.rmtree(self._scratch, ignore_errors=True)
 
 
 def install_interrupt(cancel: threading.Event) -> Callable[[], None]:

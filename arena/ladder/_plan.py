@@ -33,6 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from arena._errors import PlanError
+from arena.executors import PlannedMatch
 
 __all__ = ["PlanSpread", "PlannedMatch", "plan_ladder", "plan_spread"]
 
@@ -45,23 +46,6 @@ _APART = 1 << 40
 # Plans tried (each with its own random stream) before owners are declared impossible to keep
 # apart: the balanced chooser is greedy, so a rare draw can corner it.
 _ATTEMPTS = 20
-
-
-@dataclass(frozen=True, slots=True)
-class PlannedMatch:
-    """One match of a ladder.
-
-    Attributes:
-        index: 0-based position in the plan.
-        match_id: stable id (``m00000``), used for files and rating order.
-        group: matches sharing a deal seed (duplicate deals) share a group.
-        bots: the bot name in each seat.
-    """
-
-    index: int
-    match_id: str
-    group: int
-    bots: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)

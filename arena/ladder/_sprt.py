@@ -39,19 +39,18 @@ from pathlib import Path
 from typing import Any
 
 from arena._errors import PlanError, ResultsError
-from arena.ladder._jobs import Job
+from arena.executors import Job, PlannedMatch
 from arena.ladder._ladder import (
     LadderResult,
     LadderSpec,
     _append,
     _describe,
     _next_attempt,
-    _Pool,
     _prepare,
     _record,
     _write_atomic,
+    local_pool,
 )
-from arena.ladder._plan import PlannedMatch
 from arena.ladder._records import iter_latest_records, tally_results
 from arena.ladder._standings import write_standings
 from arena.sandbox import Sandbox
@@ -248,7 +247,7 @@ def run_sprt(
     diffs: list[float] = []
     llr, decision, matches = 0.0, SprtDecision.UNDECIDED, 0
     (out / "replays").mkdir(exist_ok=True)
-    with _Pool(spec, out, sandbox, key, jobs, cancel) as pool:
+    with local_pool(spec, out, sandbox, key, jobs, cancel) as pool:
         for s in range(sprt.max_sets):
             plan = _set_plan(spec, sprt, s)
             played += plan

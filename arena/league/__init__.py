@@ -108,6 +108,14 @@ from arena.league.bots._versions import (
     source_dir,
     submit_version,
 )
+from arena.league.matches._leaderboard import (
+    BotPage,
+    LeaderRow,
+    StatusInfo,
+    bot_page_data,
+    leaderboard,
+    league_status,
+)
 from arena.league.matches._matches import (
     ClaimedMatch,
     Match,
@@ -119,18 +127,7 @@ from arena.league.matches._matches import (
     renew_lease,
     requeue_expired,
 )
-from arena.league.matches._results import (
-    BotPage,
-    Counter,
-    LeaderRow,
-    StatusInfo,
-    bot_page_data,
-    leaderboard,
-    league_status,
-    recompute_ratings,
-    record_result,
-    result_json,
-)
+from arena.league.matches._results import Counter, recompute_ratings, record_result, result_json
 from arena.league.matches._scheduler import schedule
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 SQLite (a file in the league home, WAL mode) is the default; PostgreSQL is reached by URL.
 The schema is made only by the Alembic migrations in ``arena/league/migrations``; the
-models here are what those migrations must produce (``tests/league/test_migrations.py``).
+models here are what those migrations must produce (``tests/arena/league/test_migrations.py``).
 
 Services take a :class:`~sqlalchemy.orm.Session` and only ``flush()``; whoever runs the use
 case (a CLI command, later a request or a task) opens :func:`unit_of_work`, which commits on

@@ -556,7 +556,7 @@ class CeleryExecutor:
         republish_after: float = DEFAULT_REPUBLISH,
         poll: float = 1.0,
     ) -> None:
-        from arena.league._fleet import fleet_app  # Celery: only when used
+        from arena.executors._celery import fleet_app  # Celery: only when used
 
         self.league = league
         self.app = fleet_app(broker)
@@ -631,7 +631,7 @@ class CeleryExecutor:
 
     def _publish(self) -> None:
         """Send a task for each job waiting and not sent in the last ``republish_after`` s."""
-        from arena.league._fleet import PLAY_MATCH, VALIDATE, match_queue, validation_queue
+        from arena.executors._celery import PLAY_MATCH, VALIDATE, match_queue, validation_queue
 
         with unit_of_work(self.league.sessions) as session:
             versions = waiting_versions(session, limit=_PUBLISH_BATCH) if self.validation else []

@@ -32,7 +32,7 @@ from typing import Any, TextIO
 from arena import __version__
 from arena.league._db import read_only
 from arena.league._home import League
-from arena.league.matches._results import StatusInfo, league_status
+from arena.league.matches._leaderboard import StatusInfo, league_status
 
 __all__ = [
     "CONTENT_TYPE",

@@ -1,7 +1,7 @@
 """The league service: the scheduler, the requeue of lost matches, and the executor, together.
 
 ``arena league serve`` runs one :class:`LeagueService` beside the HTTP API. Its parts share
-nothing but the database, so any of them may die at any moment (``tests/league/
+nothing but the database, so any of them may die at any moment (``tests/arena/league/
 test_crash.py`` kills the whole server with SIGKILL, again and again):
 
 - the **scheduler** tops the queue up to ``target_queued`` matches (``schedule``: duplicate

@@ -33,9 +33,11 @@ __all__ = [
     "filter_replay",
     "group_over",
     "iso",
+    "live_matches",
     "match_json",
     "match_list",
     "match_seats",
+    "match_view",
     "may_see",
     "open_groups",
     "replayable_match",
@@ -186,6 +188,66 @@ def match_json(match: Match, seats: list[JSON], *, group_open: bool = False) -> 
         "result": result,
         "replay": match.replay_sha256 is not None,
     }
+
+
+def match_view(session: Session, match_id: int) -> JSON:
+    """The match ``match_id`` as the API shows it (:func:`match_json`).
+
+    Raises:
+        NotFound: no such match.
+    """
+    match = session.get(Match, match_id)
+    if match is None:
+        raise NotFound(f"no match {match_id}")
+    seats = match_seats(session, [match_id])[match_id]
+    return match_json(match, seats, group_open=bool(open_groups(session, [match])))
+
+
+def live_matches(session: Session, *, recent: int, queued_up_to: int = 1000) -> JSON:
+    """What the live page shows of the league's matches: public information only.
+
+    Returns:
+        ``running``: each running match (id, attempts, seats), oldest first; ``queued``: how
+        many are queued, counted up to ``queued_up_to``; ``recent``: the ``recent`` latest
+        finished ones (id, finish time, whether void, seats with their places).
+    """
+    running = list(
+        session.scalars(select(Match).where(Match.status == MatchStatus.RUNNING).order_by(Match.id))
+    )
+    queued = len(
+        session.scalars(
+            select(Match.id).where(Match.status == MatchStatus.QUEUED).limit(queued_up_to)
+        ).all()
+    )
+    latest = list(
+        session.scalars(
+            select(Match)
+            .where(Match.status == MatchStatus.FINISHED)
+            .order_by(Match.finished_at.desc(), Match.id.desc())
+            .limit(recent)
+        )
+    )
+    seats = match_seats(session, [m.id for m in running + latest])
+    return {
+        "running": [
+            {"id": m.id, "seats": [_public_seat(s) for s in seats[m.id]], "attempts": m.attempts}
+            for m in running
+        ],
+        "queued": queued,
+        "recent": [
+            {
+                "id": m.id,
+                "finished": iso(m.finished_at),
+                "void": bool((m.result or {}).get("void")),
+                "seats": [_public_seat(s) | {"place": s["place"]} for s in seats[m.id]],
+            }
+            for m in latest
+        ],
+    }
+
+
+def _public_seat(seat: JSON) -> JSON:
+    return {key: seat[key] for key in ("seat", "bot", "owner", "version")}
 
 
 def match_list(

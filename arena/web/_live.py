@@ -23,15 +23,12 @@ import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from sqlalchemy import select
 from starlette.requests import Request
 
 from arena.league import League
 from arena.league._db import read_only
-from arena.league._views import JSON, iso, match_seats
-from arena.league.matches._matches import Match, MatchStatus
+from arena.league._views import JSON, live_matches
 
 __all__ = ["LiveFeed", "Progress"]
 
@@ -127,25 +124,7 @@ class LiveFeed:
     def snapshot(self) -> JSON:
         """The running matches (with progress where known), the queue, the latest results."""
         with read_only(self.league.sessions) as session:
-            running = list(
-                session.scalars(
-                    select(Match).where(Match.status == MatchStatus.RUNNING).order_by(Match.id)
-                )
-            )
-            queued = len(
-                session.scalars(
-                    select(Match.id).where(Match.status == MatchStatus.QUEUED).limit(1000)
-                ).all()
-            )
-            recent = list(
-                session.scalars(
-                    select(Match)
-                    .where(Match.status == MatchStatus.FINISHED)
-                    .order_by(Match.finished_at.desc(), Match.id.desc())
-                    .limit(_RECENT)
-                )
-            )
-            seats = match_seats(session, [m.id for m in running + recent])
+            shown = live_matches(session, recent=_RECENT)
         paths = dict(self.progress()) if self.progress is not None else {}
         with self._lock:
             for gone in set(self._readers) - set(paths):
@@ -156,27 +135,9 @@ class LiveFeed:
                     reader = self._readers[match_id] = _Reader(path)
                 reader.read()
             progress = {m: r.progress() for m, r in self._readers.items()}
-        return {
-            "running": [
-                {
-                    "id": m.id,
-                    "seats": [_public_seat(s) for s in seats[m.id]],
-                    "attempts": m.attempts,
-                    "progress": progress.get(m.id),
-                }
-                for m in running
-            ],
-            "queued": queued,
-            "recent": [
-                {
-                    "id": m.id,
-                    "finished": iso(m.finished_at),
-                    "void": bool((m.result or {}).get("void")),
-                    "seats": [_public_seat(s) | {"place": s["place"]} for s in seats[m.id]],
-                }
-                for m in recent
-            ],
-        }
+        for match in shown["running"]:
+            match["progress"] = progress.get(match["id"])
+        return shown
 
     async def events(self, request: Request) -> AsyncIterator[str]:
         """Server-sent events: the snapshot whenever it changes, until the client leaves."""
@@ -195,12 +156,3 @@ class LiveFeed:
                 yield ": still here\n\n"
             await asyncio.sleep(_TICK_S)
             quiet += _TICK_S
-
-
-def _public_seat(seat: Mapping[str, Any]) -> JSON:
-    return {
-        "seat": seat["seat"],
-        "bot": seat["bot"],
-        "owner": seat["owner"],
-        "version": seat["version"],
-    }

@@ -57,18 +57,16 @@ from arena.league._views import (
     bot_list,
     bot_row,
     filter_replay,
-    match_json,
     match_seats,
+    match_view,
     may_see,
-    open_groups,
     replayable_match,
 )
 from arena.league.accounts._accounts import Account, issue_token
 from arena.league.api._gate import BodyLimit, TokenThrottle, TooManyFailures, address
 from arena.league.bots._bots import StepKind, VersionStatus
 from arena.league.bots._versions import activate_version, get_version, submit_version
-from arena.league.matches._matches import Match
-from arena.league.matches._results import (
+from arena.league.matches._leaderboard import (
     MIN_SAMPLES,
     LeaderRow,
     bot_page_data,
@@ -484,11 +482,7 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
     async def match_page(request: Request, account: Account | None, match_id: int) -> Response:
         def read() -> tuple[JSON, str | None]:
             with read_only(league.sessions) as session:
-                row = session.get(Match, match_id)
-                if row is None:
-                    raise NotFound(f"no match {match_id}")
-                seats = match_seats(session, [match_id])[match_id]
-                shown = match_json(row, seats, group_open=bool(open_groups(session, [row])))
+                shown = match_view(session, match_id)
                 try:
                     replayable_match(session, match_id)
                 except (Conflict, NotFound) as exc:

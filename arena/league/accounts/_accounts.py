@@ -31,7 +31,6 @@ __all__ = [
     "User",
     "authenticate",
     "authenticate_digest",
-    "bearer_token",
     "create_user",
     "disable_user",
     "end_sessions",
@@ -264,20 +263,6 @@ def authenticate_digest(
         api_token.last_used_at = now
         session.flush()
     return Account.of(user)
-
-
-def bearer_token(header: str | None, refused: str) -> str | None:
-    """The token of an ``Authorization: Bearer TOKEN`` header; None without a header.
-
-    Raises:
-        NotAuthenticated: another scheme, with the sentence ``refused``.
-    """
-    if header is None:
-        return None
-    scheme, _, token = header.strip().partition(" ")
-    if scheme.lower() != "bearer":
-        raise NotAuthenticated(refused)
-    return token.strip()
 
 
 def end_sessions(session: Session, user_id: int) -> None:

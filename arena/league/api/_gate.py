@@ -37,13 +37,12 @@ from re import Pattern
 
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
-from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from arena._errors import LeagueError, NotAuthenticated, UploadRejected
-from arena.league.api._connections import client_key
+from arena._errors import LeagueError, NotAuthenticated
+from arena.executors._connections import client_key
 
 __all__ = [
     "FAILED_TOKENS_PER_SECOND",
@@ -51,16 +50,12 @@ __all__ = [
     "MAX_BODY_BYTES",
     "MAX_WORKER_JSON_BYTES",
     "THROTTLED_CLIENTS",
-    "UPLOAD_TYPES",
     "WORKER_STATE",
     "BodyLimit",
     "BodyTooLarge",
     "Gate",
     "TokenThrottle",
     "TooManyFailures",
-    "UnsupportedUpload",
-    "UploadTooLarge",
-    "read_upload",
 ]
 
 MAX_BODY_BYTES = 64 * 1024
@@ -316,49 +311,3 @@ class _Counted:
 
 
 # ------------------------------------------------------------------ uploads
-
-UPLOAD_TYPES = frozenset({"application/gzip", "application/x-gzip", "application/octet-stream"})
-"""The content types an upload may be sent as (a tar.gz either way)."""
-
-
-class UploadTooLarge(UploadRejected):
-    """An upload past the league's ``max_compressed_bytes``, refused before it is unpacked."""
-
-    status_code = 413
-
-
-class UnsupportedUpload(UploadRejected):
-    """An upload sent as something other than a gzip-compressed tar archive."""
-
-    status_code = 415
-
-
-async def read_upload(request: Request, limit: int) -> bytes:
-    """The request body, refused past ``limit`` bytes (by its Content-Length, then as it comes).
-
-    Raises:
-        UnsupportedUpload: a content type that is not a gzip archive's.
-        UploadTooLarge: more than ``limit`` bytes, declared or sent.
-        LeagueError: a Content-Length that is not a number.
-    """
-    kind = request.headers.get("content-type", "application/gzip").split(";")[0].strip().lower()
-    if kind not in UPLOAD_TYPES:
-        raise UnsupportedUpload(
-            f"an upload is a tar.gz sent as application/gzip, not {kind or 'untyped'}"
-        )
-    too_large = UploadTooLarge(
-        f"the upload is larger than {limit} bytes, the most this league accepts"
-    )
-    declared = request.headers.get("content-length")
-    if declared is not None:
-        if not declared.strip().isdigit():
-            raise LeagueError(f"Content-Length must be a number of bytes (got {declared!r})")
-        if int(declared) > limit:
-            raise too_large
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        # Checked as the bytes come too: a chunked body declares no length.
-        if len(body) > limit:
-            raise too_large
-    return bytes(body)

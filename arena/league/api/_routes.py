@@ -6,7 +6,7 @@ embedding). The routes are thin: they take the caller from the ``Authorization: 
 ffa_…`` header, run one use case of the league's services in one :func:`unit_of_work`, and
 return JSON. OpenAPI is served at ``/openapi.json``.
 
-Who may do what (``tests/league/test_api.py`` checks every endpoint for every kind of
+Who may do what (``tests/arena/league/api/test_api.py`` checks every endpoint for every kind of
 caller: anonymous, another user, the owner, an admin):
 
 - public: health, the leaderboard, the league's status, bots and their versions (summaries),
@@ -40,28 +40,23 @@ from __future__ import annotations
 import functools
 import logging
 import re
-import threading
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any
 
-import uvicorn
 from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.encoders import jsonable_encoder
-from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from arena import __version__
 from arena._errors import (
     Forbidden,
-    LeagueError,
     NotAuthenticated,
     NotFound,
 )
+from arena.executors._http import add_error_handlers, bearer_token, error_response, read_upload
+from arena.executors._protocol import WORKER_PREFIX
 from arena.league._db import MAX_INTEGER, MIN_INTEGER, read_only, unit_of_work
 from arena.league._dispatch import FleetRules
 from arena.league._home import League
@@ -72,31 +67,22 @@ from arena.league._views import (
     filter_replay,
     group_over,
     iso,
-    match_json,
     match_list,
     match_seats,
+    match_view,
     may_see,
-    open_groups,
     replayable_match,
     version_json,
 )
-from arena.league.accounts._accounts import Account, Role, authenticate, bearer_token
-from arena.league.api._connections import ConnectionLimits, server_config
+from arena.league.accounts._accounts import Account, Role, authenticate
 from arena.league.api._gate import (
     MAX_WORKER_JSON_BYTES,
     BodyLimit,
     Gate,
     TokenThrottle,
-    TooManyFailures,
     address,
-    read_upload,
 )
-from arena.league.api._worker_routes import (
-    MAX_ARTIFACT_BYTES,
-    WORKER_PREFIX,
-    add_worker_routes,
-    worker_of,
-)
+from arena.league.api._worker_routes import MAX_ARTIFACT_BYTES, add_worker_routes, worker_of
 from arena.league.bots._bots import StepKind, disable_bot
 from arena.league.bots._versions import (
     activate_version,
@@ -104,13 +90,12 @@ from arena.league.bots._versions import (
     list_versions,
     submit_version,
 )
+from arena.league.matches._leaderboard import bot_page_data, leaderboard, league_status
 from arena.league.matches._matches import Match, MatchStatus
-from arena.league.matches._results import bot_page_data, leaderboard, league_status
 
 __all__ = [
     "API_PREFIX",
     "create_app",
-    "serve_in_thread",
 ]
 
 API_PREFIX = "/api/v1"
@@ -219,7 +204,7 @@ def create_app(
     )
     app.state.league = league
     app.state.throttle = throttle = throttle or TokenThrottle()
-    _error_handlers(app)
+    add_error_handlers(app)
     add_worker_routes(app, league, fleet or FleetRules())
     app.add_middleware(
         Gate,
@@ -238,7 +223,7 @@ def create_app(
                 connection.execute(text("SELECT 1"))
         except Exception:
             log.exception("health: the database cannot be reached")
-            return _error(503, "the league's database cannot be reached")
+            return error_response(503, "the league's database cannot be reached")
         return JSONResponse({"status": "ok", "league": league.config.name, "version": __version__})
 
     if metrics is not None:
@@ -406,11 +391,7 @@ def create_app(
     def match(match_id: DbInt) -> JSON:
         """One match: its seats, its state and, once finished, its result (never its seed)."""
         with read_only(league.sessions) as session:
-            row = session.get(Match, match_id)
-            if row is None:
-                raise NotFound(f"no match {match_id}")
-            seats = match_seats(session, [match_id])[match_id]
-            return match_json(row, seats, group_open=bool(open_groups(session, [row])))
+            return match_view(session, match_id)
 
     @app.get(f"{API_PREFIX}/matches/{{match_id}}/replay")
     def replay(match_id: DbInt, account: Caller) -> Response:
@@ -466,52 +447,6 @@ def _body_limits(league: League) -> list[BodyLimit]:
     ]
 
 
-def _error(status: int, message: str, headers: Mapping[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status, headers=headers)
-
-
-def _error_handlers(app: FastAPI) -> None:
-    """Every error as ``{"error": sentence}``, league errors with their own status code."""
-
-    @app.exception_handler(LeagueError)
-    async def league_error(request: Request, exc: LeagueError) -> JSONResponse:
-        status = getattr(exc, "status_code", 400)
-        if status >= 500:
-            log.error("%s %s: %s", request.method, request.url.path, exc)
-        headers = dict(_BEARER) if status == 401 else {}
-        if isinstance(exc, TooManyFailures):
-            headers["Retry-After"] = str(exc.retry_after)
-        return _error(status, str(exc), headers)
-
-    @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        if exc.status_code == 404:
-            message = f"no such endpoint: {request.method} {request.url.path}"
-        elif exc.status_code == 405:
-            message = f"{request.url.path} does not take {request.method}"
-        else:
-            message = str(exc.detail)
-        return _error(exc.status_code, message, exc.headers)
-
-    @app.exception_handler(RequestValidationError)
-    async def bad_request(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return _error(400, _validation_sentence(exc.errors()))
-
-    @app.exception_handler(Exception)
-    async def internal(request: Request, exc: Exception) -> JSONResponse:
-        # Starlette raises the exception again once this answer is sent: the server logs it.
-        return _error(500, "the league failed to answer this request (an internal error)")
-
-
-def _validation_sentence(errors: Sequence[Any]) -> str:
-    """The first of FastAPI's validation errors, as a sentence: where and what."""
-    if not errors:
-        return "the request is malformed"
-    first = errors[0]
-    where = " ".join(str(p) for p in first.get("loc", ()) if p not in ("path", "query", "body"))
-    return f"{where or 'the request'}: {first.get('msg', 'invalid')}"
-
-
 def _require_owner(account: Account, owner: str, what: str) -> None:
     if not may_see(account, owner):
         raise Forbidden(f"{what} is for its owner ({owner}) and the league's admins only")
@@ -529,53 +464,3 @@ def _text(data: bytes) -> Response:
 
 def _account_json(account: Account) -> JSON:
     return {"name": account.name, "role": account.role.value, "created": iso(account.created)}
-
-
-@contextmanager
-def serve_in_thread(
-    app: Any,
-    *,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    startup_timeout: float = 60.0,
-    limits: ConnectionLimits | None = None,
-) -> Iterator[str]:
-    """Run ``app`` with uvicorn on a real socket, in a thread; yield its base URL.
-
-    ``port=0`` takes a free port. The server stops (and the thread ends) when the block ends.
-    It bounds its connections as ``arena league serve`` does (``_connections.py``), with
-    ``limits`` (default ``ConnectionLimits()``).
-
-    Example::
-
-        with serve_in_thread(create_app(league)) as url:
-            print(httpx.get(f"{url}/api/v1/health").json())
-
-    Raises:
-        RuntimeError: the server did not start within ``startup_timeout`` seconds.
-    """
-    config = server_config(
-        app,
-        host=host,
-        port=port,
-        limits=limits,
-        log_level="warning",
-        access_log=False,
-        lifespan="on",
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, name=f"uvicorn-{host}", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + startup_timeout
-    try:
-        while not server.started:
-            if not thread.is_alive():
-                raise RuntimeError(f"the HTTP server on {host}:{port} did not start")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the HTTP server on {host}:{port} did not start in time")
-            time.sleep(0.01)
-        bound = server.servers[0].sockets[0].getsockname()
-        yield f"http://{bound[0]}:{bound[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=startup_timeout)

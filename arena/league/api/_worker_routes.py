@@ -40,6 +40,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from arena._errors import Conflict, LeagueError, NotAuthenticated, NotFound
+from arena.executors._http import bearer_token, read_upload
+from arena.executors._protocol import WORKER_PREFIX, Claimed, Failure, Result
 from arena.league._artifacts import check_digest
 from arena.league._db import read_only, unit_of_work
 from arena.league._dispatch import (
@@ -56,12 +58,10 @@ from arena.league._dispatch import (
     start_step_for_worker,
     validation_ledger,
 )
-from arena.league._fleet import WORKER_PREFIX
 from arena.league._home import League
 from arena.league._validation import StepResult
-from arena.league.accounts._accounts import bearer_token
 from arena.league.accounts._workers import authenticate_worker
-from arena.league.api._gate import WORKER_STATE, read_upload
+from arena.league.api._gate import WORKER_STATE
 from arena.league.bots._bots import StepKind, StepOutcome
 
 __all__ = [
@@ -116,23 +116,6 @@ def _worker(request: Request) -> str:
 WorkerName = Annotated[str, Depends(_worker)]
 
 
-class Claimed(BaseModel):
-    """A call about a match the worker claimed: the claim the league gave it."""
-
-    claim: str
-
-
-class Failure(Claimed):
-    """A match the worker failed to play by the arena's fault, and why.
-
-    ``host``: the worker's own resources ran out (no descriptor left, a full disk), which
-    says nothing about the match: it is never made void for it.
-    """
-
-    error: str
-    host: bool = False
-
-
 class Ticket(BaseModel):
     """A claim's proof that the job was published to the claimant: its message's ticket."""
 
@@ -147,14 +130,6 @@ class StepEnd(Claimed):
     log: str
     last: bool
     replay_sha256: str | None = None
-
-
-class Result(Claimed):
-    """A played match: its record (``MatchRecord`` as JSON) and its artifacts' hashes."""
-
-    record: dict[str, Any]
-    replay_sha256: str
-    logs_sha256: list[str | None]
 
 
 def add_worker_routes(app: FastAPI, league: League, rules: FleetRules) -> None:

@@ -42,8 +42,9 @@ from arena._errors import LeagueError
 from arena.league._db import utcnow
 from arena.league.accounts._accounts import User
 from arena.league.bots._bots import DEFAULT_SIGMA, Bot, BotVersion, VersionStats
+from arena.league.matches._leaderboard import schedulable
 from arena.league.matches._matches import Match, MatchSeat, MatchStatus
-from arena.league.matches._results import _schedulable, _take
+from arena.league.matches._results import take_counter
 
 __all__ = ["GROUPS_COUNTER", "PLAYED_WEIGHT", "RATING_NOISE", "schedule"]
 
@@ -167,7 +168,7 @@ def _candidates(session: Session, rng: random.Random) -> list[_Candidate]:
         .join(Bot, Bot.id == BotVersion.bot_id)
         .join(User, User.id == Bot.owner_id)
         .outerjoin(VersionStats, VersionStats.version_id == BotVersion.id)
-        .where(_schedulable())
+        .where(schedulable())
         .order_by(BotVersion.id)
     )
     return [
@@ -224,7 +225,7 @@ def _enqueue(
     """Insert the groups' matches (one per seat rotation) and their seats; return the ids."""
     if not groups:
         return []
-    last = _take(session, GROUPS_COUNTER, len(groups))
+    last = take_counter(session, GROUPS_COUNTER, len(groups))
     rows = []
     seats: list[list[int]] = []
     for number, group in enumerate(groups, start=last - len(groups) + 1):

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena._errors import PlanError
-from arena.ladder._plan import PlannedMatch, PlanSpread, plan_ladder, plan_spread
+from arena.executors import PlannedMatch
+from arena.ladder._plan import PlanSpread, plan_ladder, plan_spread
 
 MANY = [f"bot{i:04d}" for i in range(1000)]
 

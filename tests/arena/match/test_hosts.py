@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-import arena.ladder._jobs
+import arena.executors._jobs
 from arena.ladder._ladder import LadderResult, LadderSpec, run_ladder
 from arena.match._hosts import BotHost
 from arena.match._runner import MatchCancelled, TimeControl, run_match
@@ -156,7 +156,7 @@ def test_control_a_process_shared_within_a_group_recognises_the_deal(
 
     So the test above can fail: its detector works, and only the lineage rule stops it.
     """
-    monkeypatch.setattr(arena.ladder._jobs.Job, "lineage", property(lambda self: (0, 1)))
+    monkeypatch.setattr(arena.executors._jobs.Job, "lineage", property(lambda self: (0, 1)))
     rememberer = bot(tmp_path, "rememberer")
     result = ladder(tmp_path, (rememberer, bundled("random"), bundled("greedy")), 6)
 

@@ -2,8 +2,9 @@
 
 ``check_package_lock`` is what the league runs on an upload and the arena again before
 ``npm ci``; the attacks themselves (npm reaching the host's network, a served league refusing
-the upload) are in ``test_images.py`` and ``tests/league/test_api.py``. Here each rule is one
-row: the template's lock file with one entry changed, refused with its sentence, or accepted.
+the upload) are in ``test_images.py`` and ``tests/arena/league/api/test_api.py``. Here each
+rule is one row: the template's lock file with one entry changed, refused with its sentence,
+or accepted.
 """
 
 from __future__ import annotations

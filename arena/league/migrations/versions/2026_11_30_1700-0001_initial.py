@@ -4,7 +4,7 @@ Revision ID: 0001
 Revises:
 Created: 2026-11-30 17:00:00 UTC
 
-Written to match the models (``tests/league/test_migrations.py`` checks that an upgraded
+Written to match the models (``tests/arena/league/test_migrations.py`` checks that an upgraded
 database has exactly their schema). Like every migration it stands alone: enum values and
 constraint names are spelt out here, never imported from the code that may change later.
 """

@@ -27,8 +27,7 @@ from arena.league import (
 from arena.league.bots._bots import VersionStats
 from arena.league.matches._results import record_result
 from arena.league.matches._scheduler import schedule
-
-from .conftest import NOW
+from tests.arena.league.conftest import NOW
 
 LEASE = dt.timedelta(minutes=5)
 

@@ -11,7 +11,7 @@ import pytest
 
 from arena.league import UploadLimits, UploadRejected, pack_bot, unpack_upload
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 MANIFEST = b'name = "mybot"\ncommand = ["python3", "bot.py"]\nentry = "bot:MyBot"\n'
 SMALL = UploadLimits(
     max_compressed_bytes=64 * 1024,

@@ -22,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
+from arena.executors._http import serve_in_thread
 from arena.league import (
     BotVersion,
     League,
@@ -40,7 +41,6 @@ from arena.league import (
     unit_of_work,
 )
 from arena.league.api._gate import FAILED_TOKEN_BURST, MAX_BODY_BYTES, TokenThrottle
-from arena.league.api._routes import serve_in_thread
 from arena.league.bots._versions import submit_version
 from arena.web import CSP, create_site
 from arena.web._live import LiveFeed
@@ -49,7 +49,7 @@ from flipflop import Bot, MatchConfig, play_match
 from flipflop._replay import records
 from tests.served import answer_before_the_end
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
 SEED = "5eed" * 16
 EVIL = '<script>alert("x")</script>'

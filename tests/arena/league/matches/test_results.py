@@ -37,19 +37,16 @@ from arena.league import (
     unit_of_work,
 )
 from arena.league.bots._bots import VersionStats
+from arena.league.matches._leaderboard import bot_page_data, leaderboard, league_status
 from arena.league.matches._results import (
     Counter,
     _rate,
-    bot_page_data,
-    leaderboard,
-    league_status,
     recompute_ratings,
     record_result,
     result_json,
 )
 from arena.match._runner import Fault, FaultKind, MatchRecord, SeatReport
-
-from .conftest import NOW, MakeVersions
+from tests.arena.league.conftest import NOW, MakeVersions
 
 LEASE = dt.timedelta(minutes=5)
 START = 100

@@ -16,7 +16,6 @@ import os
 import secrets
 import shutil
 import signal
-import ssl
 import subprocess
 import sys
 import time
@@ -26,14 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import kombu
 import pytest
-import redis
-from click.testing import CliRunner
 from sqlalchemy import select, update
 
-from arena._errors import BrokerRefused
-from arena.cli import main
+from arena.executors._celery import fleet_app
+from arena.executors._http import serve_in_thread
 from arena.league import (
     BotVersion,
     League,
@@ -55,23 +51,14 @@ from arena.league import (
     unit_of_work,
 )
 from arena.league._dispatch import MATCH_JOB, VALIDATION_JOB, FleetRules, job_ticket
-from arena.league._fleet import (
-    FleetPlayer,
-    _LeagueOverHttp,
-    ack_freeing_its_slot,
-    check_broker,
-    fleet_app,
-)
+from arena.league._fleet import FleetPlayer, _LeagueOverHttp
 from arena.league._validation import StepResult, ValidationTable, run_validation
-from arena.league.api._routes import create_app, serve_in_thread
+from arena.league.api._routes import create_app
 from arena.match._runner import TimeControl, run_match
 from arena.sandbox._docker import docker_available
 from flipflop import MatchConfig, to_jsonable
-from tests.served import arena_command, free_port
-
-from .test_executor import (
+from tests.arena.league.test_executor import (
     SHORT,
-    WAIT_S,
     add_versions,
     bundled,
     executor,
@@ -81,17 +68,15 @@ from .test_executor import (
     queue_group,
     slow_bot,
     statuses,
-    wait_for,
 )
-from .test_service import check_counts_and_ratings, wait_healthy
+from tests.arena.league.test_service import check_counts_and_ratings, wait_healthy
+from tests.served import REDIS_SERVER, WAIT_S, RedisServer, arena_command, free_port, wait_for
 
-KOMBU: Any = kombu  # kombu's names have no type information
-REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 SERVER = ("--slots", "1", "--lease", "3", "--hand-cap", "10", "--republish", "3")
 """Short leases and republishing (a lost worker's match comes back in seconds), short
 matches; one local slot, which validates (no version here waits for validation)."""
 BOTS = ("greedy", "counter", "random", "greedy", "counter", "random")
-REPO_BOTS = Path(__file__).resolve().parent / "bots"
+REPO_BOTS = Path(__file__).resolve().parent / "testbots"
 
 pytestmark = [
     pytest.mark.skipif(
@@ -102,58 +87,6 @@ pytestmark = [
 
 
 # ---------------------------------------------------------------------- the parts
-
-
-class RedisServer:
-    """A ``redis-server`` of this test's own, on a free port, without persistence."""
-
-    def __init__(self, directory: Path, password: str = "") -> None:
-        self.directory = directory
-        self.port = free_port()
-        self.password = password
-        auth = f":{password}@" if password else ""
-        self.url = f"redis://{auth}127.0.0.1:{self.port}/0"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        """Start it and wait until it answers PING."""
-        self.directory.mkdir(parents=True, exist_ok=True)
-        with open(self.directory / "redis.log", "ab") as log:
-            self.proc = subprocess.Popen(
-                [
-                    REDIS_SERVER,
-                    "--port",
-                    str(self.port),
-                    "--bind",
-                    "127.0.0.1",
-                    "--dir",
-                    str(self.directory),
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "no",
-                    *(["--requirepass", self.password] if self.password else []),
-                ],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        client = redis.Redis(port=self.port, password=self.password or None)
-
-        def answers() -> bool:
-            assert self.proc is not None and self.proc.poll() is None, "redis-server exited"
-            try:
-                return bool(client.ping())
-            except redis.RedisError:
-                return False
-
-        wait_for("redis-server to answer", answers)
-        client.close()
-
-    def stop(self) -> None:
-        """Stop it (SIGKILL: whatever it held is gone)."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(timeout=WAIT_S)
 
 
 @pytest.fixture
@@ -377,40 +310,6 @@ def test_a_worker_takes_no_remote_control_from_whoever_reaches_the_broker(
     check_counts_and_ratings(league)
 
 
-def test_a_broker_on_another_machine_needs_a_password(tmp_path: Path) -> None:
-    """Issue 24, finding 9: no broker without a password but on loopback, unless told so.
-
-    ``arena league serve``, ``arena worker`` and ``arena run --executor celery`` refuse a
-    ``redis://`` URL of another machine without a password (exit 2, one sentence), before
-    reaching for it; loopback, a password, or ``--insecure-broker`` pass the check.
-    """
-    open_broker = "redis://10.255.255.1:6379/0"
-    runner = CliRunner()
-    commands = [
-        ["league", "serve", str(tmp_path), "--executor", "celery", "--broker", open_broker],
-        ["worker", "--broker", open_broker, "--league", "http://127.0.0.1:9", "--token", "x"],
-        ["run", "random", "greedy", "counter", "--executor", "celery", "--broker", open_broker],
-    ]
-    for args in commands:
-        result = runner.invoke(main, args)
-        assert 2 == result.exit_code, (args, result.output)
-        assert f"the broker {open_broker} has no password" in result.output
-    for fine in (
-        "redis://127.0.0.1:6379/0",
-        "redis://localhost:6379/0",
-        "redis://[::1]:6379/0",
-        "redis://:pw@10.255.255.1:6379/0",
-        "rediss://arena:pw@broker.example:6380/0",
-    ):
-        check_broker(fine)
-    check_broker(open_broker, insecure=True)
-    with pytest.raises(BrokerRefused, match="the fleet's broker is Redis"):
-        check_broker("amqp://guest:guest@10.0.0.1//")
-    tls = fleet_app("rediss://:pw@broker.example:6380/0")  # over TLS, its certificate checked
-    assert {"ssl_cert_reqs": ssl.CERT_REQUIRED} == tls.conf.broker_use_ssl
-    tls.close()
-
-
 @pytest.mark.slow
 def test_a_match_whose_worker_is_killed_is_played_again_elsewhere_once(
     league: League, fleet: Fleet, tmp_path: Path
@@ -491,38 +390,6 @@ def test_the_fleet_plays_in_the_docker_sandbox(league: League, fleet: Fleet) -> 
     for m in rows:
         assert m.result is not None and all(seat["started"] for seat in m.result["seats"])
     assert {m.id for m in rows} == fleet.played_by("w1")
-
-
-@pytest.mark.parametrize("fixed", [True, False], ids=["our-ack", "kombu-ack"])
-def test_an_ack_the_restarted_broker_never_heard_frees_the_workers_slot(
-    broker: RedisServer, fixed: bool
-) -> None:
-    """Redis killed while a one-slot worker played its message: the slot takes the next one.
-
-    kombu's own ack (``kombu-ack``, what the worker did before) raises and leaves the message
-    counted against the prefetch limit for ever, so the worker never consumes again; the
-    fleet's (``our-ack``) frees it. A real Redis, kombu's real Redis transport.
-    """
-    with KOMBU.Connection(broker.url) as connection:
-        queue = KOMBU.Queue("matches.process", routing_key="matches.process")
-        with connection.Producer() as producer:
-            producer.publish({"match": 1}, routing_key="matches.process", declare=[queue])
-        channel = connection.channel()
-        channel.basic_qos(prefetch_size=0, prefetch_count=1)
-        received: list[Any] = []
-        consumer = KOMBU.Consumer(channel, [queue], callbacks=[lambda _, m: received.append(m)])
-        with consumer:
-            connection.drain_events(timeout=WAIT_S)
-            assert 1 == len(received)
-            assert not channel.qos.can_consume()  # the one slot holds the message
-            broker.stop()
-            errors = (*connection.connection_errors, *connection.channel_errors)
-            if fixed:
-                assert not ack_freeing_its_slot(received[0], errors)
-            else:
-                with pytest.raises(errors):
-                    received[0].ack()
-            assert fixed == channel.qos.can_consume()
 
 
 @pytest.mark.slow

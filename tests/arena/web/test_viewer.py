@@ -37,7 +37,7 @@ from flipflop import (
     state_at,
 )
 
-BOTS_DIR = Path(__file__).resolve().parents[2] / "bots"
+BOTS_DIR = Path(__file__).resolve().parents[3] / "bots"
 NAMES = ["gr\x1b[2Jeedy", "count\u202eer\n", "random\r", "greedy"]
 """Seat names with an escape sequence, a bidi override, LF and CR: all must be cleaned."""
 

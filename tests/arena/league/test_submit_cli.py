@@ -18,17 +18,17 @@ from click.testing import CliRunner, Result
 
 from arena.cli import main
 from arena.client._league import LeagueClient
+from arena.executors._http import serve_in_thread
 from arena.league import League, submissions_today, unit_of_work
 from arena.league._service import LeagueService
-from arena.league.api._routes import create_app, serve_in_thread
+from arena.league.api._routes import create_app
 from arena.sandbox import ProcessSandbox
+from tests.arena.league.api.test_api import REPO, made_league, user_token
 from tests.served import free_port
-
-from .test_api import REPO, made_league, user_token
 
 pytestmark = pytest.mark.slow  # integration: the fast tier leaves it out (CONTRIBUTING.md)
 
-FIXTURE_BOTS = Path(__file__).resolve().parent / "bots"
+FIXTURE_BOTS = Path(__file__).resolve().parent / "testbots"
 POLL = "0.2"
 
 

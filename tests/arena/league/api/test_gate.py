@@ -17,6 +17,7 @@ import httpx
 import pytest
 from sqlalchemy import event
 
+from arena.executors._http import serve_in_thread
 from arena.league import League, init_league
 from arena.league.api._gate import (
     FAILED_TOKEN_BURST,
@@ -25,10 +26,9 @@ from arena.league.api._gate import (
     TokenThrottle,
     TooManyFailures,
 )
-from arena.league.api._routes import create_app, serve_in_thread
+from arena.league.api._routes import create_app
+from tests.arena.league.api.test_api import _worker_token, user_token
 from tests.served import answer_before_the_end
-
-from .test_api import _worker_token, user_token
 
 MIB = b"\x00" * (1024 * 1024)
 

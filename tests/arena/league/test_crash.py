@@ -27,10 +27,9 @@ from pathlib import Path
 import pytest
 
 from arena.league import League, MatchStatus
-from tests.served import free_port, start_server
-
-from .test_executor import WAIT_S, add_versions, bundled, matches, new_league, statuses, wait_for
-from .test_service import check_counts_and_ratings, server_log, wait_healthy
+from tests.arena.league.test_executor import add_versions, bundled, matches, new_league, statuses
+from tests.arena.league.test_service import check_counts_and_ratings, server_log, wait_healthy
+from tests.served import WAIT_S, free_port, start_server, wait_for
 
 __all__ = ["server_log"]  # the fixture, used here under its own name
 

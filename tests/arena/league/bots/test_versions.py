@@ -61,7 +61,7 @@ from arena.league.bots._versions import (
 )
 from flipflop import read_manifest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 NOW = dt.datetime(2026, 11, 30, 12, 0, tzinfo=dt.UTC)
 SMALL = UploadLimits(
     max_compressed_bytes=64 * 1024,

@@ -30,32 +30,23 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from arena._errors import BrokerUnavailable, Conflict, LeagueError, NotAuthenticated, NotFound
 from arena.client._pack import UploadLimits, pack_bot
-from arena.ladder._jobs import Collector, Done, Job
-from arena.league._fleet import (
-    PLAY_MATCH,
-    WORKER_PREFIX,
-    fleet_app,
-    reach_broker,
-    worker_queues,
-)
-from arena.league.accounts._accounts import bearer_token
-from arena.league.api._gate import read_upload
-from arena.league.api._routes import _error_handlers, serve_in_thread
-from arena.league.api._worker_routes import Claimed, Failure, Result
+from arena.executors._celery import PLAY_MATCH, fleet_app, reach_broker, worker_queues
+from arena.executors._http import add_error_handlers, bearer_token, read_upload, serve_in_thread
+from arena.executors._jobs import Collector, Done, Job, PlannedMatch
+from arena.executors._protocol import WORKER_PREFIX, Claimed, Failure, Result
 from arena.match._deal import match_seed
-
-if TYPE_CHECKING:
-    from arena.ladder._ladder import LadderSpec
+from arena.match._runner import TimeControl
+from flipflop import BotManifest, MatchConfig
 
 __all__ = ["DEFAULT_LADDER_LEASE", "FleetOptions", "FleetPool", "ladder_queue"]
 
@@ -102,11 +93,14 @@ class _State:
 
 
 class FleetPool(Collector):
-    """The ladder's pool (as ``arena.ladder._ladder._Pool``) whose matches a fleet plays.
+    """A ladder's executor whose matches a fleet plays (as :class:`~arena.executors.LocalPool`).
 
     Args:
-        spec: the ladder.
-        out: its output directory (replays and logs are written there).
+        bots: every bot of the plan (a job's seats name them).
+        config: the match rules (each job's table size is its seats').
+        clock: the time control.
+        plan: the whole plan (a match's task names it by its index there).
+        out: the ladder's output directory (replays and logs are written there).
         key: the run's deal key (seeds are derived from it; sent only to a worker that
             claimed a match with the token).
         cancel: set to stop (Ctrl-C).
@@ -117,7 +111,10 @@ class FleetPool(Collector):
 
     def __init__(
         self,
-        spec: LadderSpec,
+        bots: Sequence[BotManifest],
+        config: MatchConfig,
+        clock: TimeControl,
+        plan: Sequence[PlannedMatch],
         out: Path,
         key: bytes,
         cancel: threading.Event,
@@ -127,19 +124,19 @@ class FleetPool(Collector):
         republish_after: float = _REPUBLISH_S,
     ) -> None:
         super().__init__(cancel)
-        self._spec, self._out, self._key = spec, out, key
+        self._config, self._clock, self._out, self._key = config, clock, out, key
         self._token = options.token
         self._lease = lease
         self._republish_after = republish_after
         self._queue = ladder_queue(options.sandbox_kind)
         self._sources: dict[str, bytes] = {}
         self._sha_of: dict[str, str] = {}
-        for bot in spec.bots:
+        for bot in bots:
             archive = pack_bot(bot.path)
             digest = hashlib.sha256(archive).hexdigest()
             self._sources[digest] = archive
             self._sha_of[bot.name] = digest
-        self._plan_index = {p.match_id: i for i, p in enumerate(spec.plan(key))}
+        self._plan_index = {p.match_id: i for i, p in enumerate(plan)}
         self._states: dict[int, _State] = {}
         self._lock = threading.Lock()
         self._seats = 0
@@ -239,7 +236,7 @@ class FleetPool(Collector):
                 raise NotAuthenticated("invalid worker token")
 
         app = FastAPI(title="arena run: a ladder's worker routes", dependencies=[Depends(worker)])
-        _error_handlers(app)
+        add_error_handlers(app)
 
         @app.get(f"{WORKER_PREFIX}/me")
         def me() -> dict[str, Any]:
@@ -265,7 +262,6 @@ class FleetPool(Collector):
                 state.expires = time.monotonic() + self._lease
                 job = state.job
             p = job.planned
-            config = self._spec.config()
             return {
                 "match": index,
                 "name": p.match_id,
@@ -273,8 +269,8 @@ class FleetPool(Collector):
                 "attempt": job.attempt,
                 "seed": match_seed(self._key, p.group).hex(),
                 "seats": [{"name": b, "sha256": self._sha_of[b]} for b in p.bots],
-                "config": dataclasses.asdict(dataclasses.replace(config, seats=len(p.bots))),
-                "clock": dataclasses.asdict(self._spec.clock),
+                "config": dataclasses.asdict(dataclasses.replace(self._config, seats=len(p.bots))),
+                "clock": dataclasses.asdict(self._clock),
                 "lease_s": self._lease,
             }
 

@@ -5,7 +5,7 @@ Playwright with ``executable_path`` (Playwright's own browser download is not us
 that browser or the ``playwright`` package the browser tests skip, unless
 ``ARENA_REQUIRE_BROWSER=1`` (CI), where they fail.
 
-One seeded league is served for the whole session (``tests/web/seed.py``: SQLite, the process
+One seeded league is served for the whole session (``tests/arena/web/seed.py``: SQLite, the process
 sandbox, ten-hand matches, scheduling on) and one browser; every test gets a browser context
 of its own (its own cookies), whose uncaught page errors and console errors are collected in
 ``js_errors``.

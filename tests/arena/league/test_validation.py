@@ -2,9 +2,9 @@
 
 Real bots in a real sandbox: the process sandbox for most tests (fast), the Docker sandbox for
 one good bot from upload to active (skipped without a Docker engine, failed instead under
-``ARENA_REQUIRE_DOCKER``). The fixture bots are in ``tests/league/bots/``: ``illegal`` fails
-the conformance check; ``matchcrash`` passes it, then dies in its first real match.
-Database tests run on SQLite and PostgreSQL (``conftest.py``).
+``ARENA_REQUIRE_DOCKER``). The fixture bots are in ``tests/arena/league/testbots/``:
+``illegal`` fails the conformance check; ``matchcrash`` passes it, then dies in its first real
+match. Database tests run on SQLite and PostgreSQL (``conftest.py``).
 """
 
 from __future__ import annotations
@@ -60,8 +60,8 @@ from flipflop import BotManifest, MatchConfig, read_manifest
 
 pytestmark = pytest.mark.slow  # integration: the fast tier leaves it out (CONTRIBUTING.md)
 
-REPO = Path(__file__).resolve().parents[2]
-BOTS = Path(__file__).resolve().parent / "bots"
+REPO = Path(__file__).resolve().parents[3]
+BOTS = Path(__file__).resolve().parent / "testbots"
 REQUIRE_DOCKER = "ARENA_REQUIRE_DOCKER"
 LEASE = dt.timedelta(minutes=10)
 
@@ -378,7 +378,7 @@ def test_a_bot_asking_for_more_than_the_league_allows_is_rejected_at_build(
 
     The upload takes what the arena's default caps allow (1024 MB); this league's validator
     runs a sandbox with a lower cap (an upload past the default is refused at upload:
-    ``tests/league/test_api.py``).
+    ``tests/arena/league/api/test_api.py``).
     """
     _submit(league, "greedy", _copy(REPO / "bots" / "greedy", tmp_path, memory_mb="1024"))
     strict = ProcessSandbox(SandboxLimits(max_memory_mb=512))

@@ -17,8 +17,7 @@ from arena.league import (
     sessions,
     unit_of_work,
 )
-
-from .conftest import NOW, MakeVersions
+from tests.arena.league.conftest import NOW, MakeVersions
 
 LEASE = dt.timedelta(minutes=5)
 

@@ -55,12 +55,9 @@ from arena.league._service import LeagueService
 from arena.league.bots._bots import VersionStats
 from arena.league.matches._results import RESULTS_COUNTER, Counter, recompute_ratings
 from arena.sandbox import Sandbox
-from tests.served import free_port, is_healthy, start_server, stop_server
-
-from .test_executor import (
+from tests.arena.league.test_executor import (
     LEASE,
     SHORT,
-    WAIT_S,
     add_versions,
     bundled,
     matches,
@@ -68,13 +65,13 @@ from .test_executor import (
     process_sandbox,
     queue_group,
     statuses,
-    wait_for,
 )
+from tests.served import WAIT_S, free_port, is_healthy, start_server, stop_server, wait_for
 
 pytestmark = pytest.mark.slow  # integration: the fast tier leaves it out (CONTRIBUTING.md)
 
 HOUSE = ("random", "greedy", "counter", "random", "greedy")
-BOTS = Path(__file__).resolve().parent / "bots"
+BOTS = Path(__file__).resolve().parent / "testbots"
 
 # A sample line of the text exposition format: name, optional labels, a number.
 _SAMPLE = re.compile(

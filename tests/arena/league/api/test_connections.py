@@ -1,4 +1,4 @@
-"""Slow and greedy clients against the league's HTTP server (``arena/league/api/_connections.py``).
+"""Slow and greedy clients against the league's HTTP server (``arena/executors/_connections.py``).
 
 The first tests serve an app with ``serve_in_thread`` (real uvicorn, real sockets) and small
 limits; the last starts a real ``arena league serve`` with a low descriptor limit, playing
@@ -25,12 +25,11 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from arena.executors._connections import ConnectionLimits, client_key
+from arena.executors._http import serve_in_thread
 from arena.league import League, MatchStatus
-from arena.league.api._connections import ConnectionLimits, client_key
-from arena.league.api._routes import serve_in_thread
-from tests.served import arena_command, free_port, is_healthy, stop_server
-
-from .test_executor import WAIT_S, add_versions, bundled, matches, new_league, wait_for
+from tests.arena.league.test_executor import add_versions, bundled, matches, new_league
+from tests.served import WAIT_S, arena_command, free_port, is_healthy, stop_server, wait_for
 
 HEAD = b"GET /ok HTTP/1.1\r\nHost: test\r\n"
 """A request's head without its blank line: the server waits for the rest."""

@@ -34,6 +34,7 @@ from sqlalchemy import select
 
 from arena.client._credentials import Credentials
 from arena.client._league import LeagueClient, LeagueUnavailable, client_for
+from arena.executors._http import serve_in_thread
 from arena.league import (
     BotVersion,
     Conflict,
@@ -61,14 +62,13 @@ from arena.league import (
     submissions_today,
     unit_of_work,
 )
-from arena.league.api._routes import create_app, serve_in_thread
+from arena.league.api._routes import create_app
 from arena.league.bots._versions import submit_version
-from arena.league.matches._results import leaderboard, league_status
+from arena.league.matches._leaderboard import leaderboard, league_status
+from tests.arena.league.conftest import NOW, fresh_database
 from tests.served import free_port
 
-from .conftest import NOW, fresh_database
-
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[4]
 CALLERS = ("anonymous", "other", "owner", "admin")
 METRICS = "# TYPE arena_league_test gauge\narena_league_test 1\n"
 SEED = "5eed" * 16

@@ -10,7 +10,7 @@ until a match seating the noter is finished with its replay served (its whole du
 finished).
 
 The server keeps scheduling and playing while it is used (the live page has something to
-show); the league's bots and the chosen match do not change. ``tests/web/conftest.py`` uses it
+show); the league's bots and the chosen match do not change. ``tests/arena/web/conftest.py`` uses it
 for one session; ``scripts/screenshots.py`` uses it for the README's screenshots.
 """
 

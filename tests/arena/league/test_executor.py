@@ -15,8 +15,7 @@ import random
 import resource
 import secrets
 import shutil
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -54,19 +53,17 @@ from arena.league._executor import (
 )
 from arena.league.bots._bots import VersionStats
 from arena.league.bots._versions import claim_validation, submit_version
-from arena.league.matches._results import league_status
+from arena.league.matches._leaderboard import league_status
 from arena.league.matches._scheduler import schedule
 from arena.sandbox import ProcessSandbox, Sandbox, SandboxKind, choose_sandbox
 from arena.sandbox._docker import docker_available
 from flipflop import MatchConfig
-
-from .conftest import NOW, MakeVersions, fresh_database
+from tests.arena.league.conftest import NOW, MakeVersions, fresh_database
+from tests.served import WAIT_S, wait_for
 
 pytestmark = pytest.mark.slow  # integration: the fast tier leaves it out (CONTRIBUTING.md)
 
 LEASE = dt.timedelta(seconds=3)
-WAIT_S = 180.0
-"""The most any test waits for matches to be played (the test machine may be very busy)."""
 SHORT = MatchConfig(hand_cap=10)
 
 
@@ -179,15 +176,6 @@ def queue_group(league: League, size: int = 3) -> list[int]:
         return schedule(
             session, rng=random.Random(size), target_queued=size, table_sizes=(size, size)
         )
-
-
-def wait_for(what: str, done: Callable[[], bool], timeout: float = WAIT_S) -> None:
-    """Poll ``done`` until it is true; fail saying ``what`` was awaited after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while not done():
-        if time.monotonic() > deadline:
-            pytest.fail(f"waited {timeout:g} s for {what}")
-        time.sleep(0.1)
 
 
 def matches(league: League) -> list[Match]:

@@ -1,0 +1,103 @@
+"""The Celery fleet's plumbing (``arena/executors/_celery.py``): its broker check and its ack.
+
+A real ``redis-server`` of the test's own and kombu's real Redis transport; the fleet's
+end-to-end tests (a served league, workers, a ladder on the fleet) are in
+``tests/arena/league/test_fleet.py``.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import kombu
+import pytest
+from click.testing import CliRunner
+
+from arena._errors import BrokerRefused
+from arena.cli import main
+from arena.executors._celery import ack_freeing_its_slot, check_broker, fleet_app
+from tests.served import REDIS_SERVER, WAIT_S, RedisServer
+
+KOMBU: Any = kombu  # kombu's names have no type information
+
+
+@pytest.fixture
+def broker(tmp_path: Path) -> Iterator[RedisServer]:
+    """A running redis-server of this test's own, stopped afterwards."""
+    if not Path(REDIS_SERVER).exists():
+        pytest.skip("the fleet's tests need redis-server")
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def test_a_broker_on_another_machine_needs_a_password(tmp_path: Path) -> None:
+    """Issue 24, finding 9: no broker without a password but on loopback, unless told so.
+
+    ``arena league serve``, ``arena worker`` and ``arena run --executor celery`` refuse a
+    ``redis://`` URL of another machine without a password (exit 2, one sentence), before
+    reaching for it; loopback, a password, or ``--insecure-broker`` pass the check.
+    """
+    open_broker = "redis://10.255.255.1:6379/0"
+    runner = CliRunner()
+    commands = [
+        ["league", "serve", str(tmp_path), "--executor", "celery", "--broker", open_broker],
+        ["worker", "--broker", open_broker, "--league", "http://127.0.0.1:9", "--token", "x"],
+        ["run", "random", "greedy", "counter", "--executor", "celery", "--broker", open_broker],
+    ]
+    for args in commands:
+        result = runner.invoke(main, args)
+        assert 2 == result.exit_code, (args, result.output)
+        assert f"the broker {open_broker} has no password" in result.output
+    for fine in (
+        "redis://127.0.0.1:6379/0",
+        "redis://localhost:6379/0",
+        "redis://[::1]:6379/0",
+        "redis://:pw@10.255.255.1:6379/0",
+        "rediss://arena:pw@broker.example:6380/0",
+    ):
+        check_broker(fine)
+    check_broker(open_broker, insecure=True)
+    with pytest.raises(BrokerRefused, match="the fleet's broker is Redis"):
+        check_broker("amqp://guest:guest@10.0.0.1//")
+    tls = fleet_app("rediss://:pw@broker.example:6380/0")  # over TLS, its certificate checked
+    assert {"ssl_cert_reqs": ssl.CERT_REQUIRED} == tls.conf.broker_use_ssl
+    tls.close()
+
+
+@pytest.mark.parametrize("fixed", [True, False], ids=["our-ack", "kombu-ack"])
+def test_an_ack_the_restarted_broker_never_heard_frees_the_workers_slot(
+    broker: RedisServer, fixed: bool
+) -> None:
+    """Redis killed while a one-slot worker played its message: the slot takes the next one.
+
+    kombu's own ack (``kombu-ack``, what the worker did before) raises and leaves the message
+    counted against the prefetch limit for ever, so the worker never consumes again; the
+    fleet's (``our-ack``) frees it. A real Redis, kombu's real Redis transport.
+    """
+    with KOMBU.Connection(broker.url) as connection:
+        queue = KOMBU.Queue("matches.process", routing_key="matches.process")
+        with connection.Producer() as producer:
+            producer.publish({"match": 1}, routing_key="matches.process", declare=[queue])
+        channel = connection.channel()
+        channel.basic_qos(prefetch_size=0, prefetch_count=1)
+        received: list[Any] = []
+        consumer = KOMBU.Consumer(channel, [queue], callbacks=[lambda _, m: received.append(m)])
+        with consumer:
+            connection.drain_events(timeout=WAIT_S)
+            assert 1 == len(received)
+            assert not channel.qos.can_consume()  # the one slot holds the message
+            broker.stop()
+            errors = (*connection.connection_errors, *connection.channel_errors)
+            if fixed:
+                assert not ack_freeing_its_slot(received[0], errors)
+            else:
+                with pytest.raises(errors):
+                    received[0].ack()
+            assert fixed == channel.qos.can_consume()
