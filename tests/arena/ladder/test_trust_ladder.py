@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-import arena.ladder._ladder
+import arena.executors._local
 from arena.cli import main
 from arena.ladder._ladder import LadderSpec, read_records, run_ladder
 from arena.match._runner import run_match
@@ -321,7 +321,7 @@ def test_an_arena_error_in_one_match_is_recorded_and_the_ladder_goes_on(
     spec = LadderSpec(
         bots=tuple(map(bundled, HONEST)), matches=3, table_size=3, seed=5, hand_cap=10
     )
-    monkeypatch.setattr(arena.ladder._ladder, "run_match", flaky)
+    monkeypatch.setattr(arena.executors._local, "run_match", flaky)
     result = run_ladder(spec, tmp_path / "out", sandbox=ProcessSandbox(), jobs=2)
 
     assert not result.interrupted
@@ -333,7 +333,7 @@ def test_an_arena_error_in_one_match_is_recorded_and_the_ladder_goes_on(
     assert all(3 == len(r["bots"]) for r in records)
     assert {2} == {row.matches for row in result.standings}
 
-    monkeypatch.setattr(arena.ladder._ladder, "run_match", real)
+    monkeypatch.setattr(arena.executors._local, "run_match", real)
     again = run_ladder(spec, tmp_path / "out", sandbox=ProcessSandbox(), jobs=2, resume=True)
     assert 3 == again.count("ok")
     assert 1 == again.played_now
