@@ -18,7 +18,7 @@ from arena.cli._images import images
 from arena.cli._league import league, login
 from arena.cli._logs import logs
 from arena.cli._new_bot import new_bot
-from arena.cli._replay import replay
+from arena.cli._replay import fork_command, replay
 from arena.cli._run import run
 from arena.cli._submit import activate, submit, versions
 from arena.cli._worker import worker
@@ -67,6 +67,7 @@ def _sdk_version() -> str:
 
 main.add_command(run)
 main.add_command(replay)
+main.add_command(fork_command)
 main.add_command(logs)
 main.add_command(new_bot)
 main.add_command(check)

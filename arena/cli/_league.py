@@ -427,6 +427,38 @@ def _counts(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{n} {name}" for name, n in counts.items()) or "none"
 
 
+@league.command("replay")
+@click.argument("match", type=click.IntRange(min=1))
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where the replay goes.  [default: mMATCH.jsonl here]",
+)
+@_url_option
+def replay_command(match: int, out: Path | None, url: str | None) -> None:
+    """Download the replay of league match MATCH, to tell, ask about or fork it here.
+
+    A replay is served once every match of its duplicate group is over (they share their
+    deals). Signed in (`arena login`), the notes your own bots left are in it; others' are
+    not. Then `arena replay FILE`, `arena replay FILE --at HAND.STEP --seat N --bot DIR` and
+    `arena fork FILE …` work on it as on a replay of `arena run`.
+
+    \b
+    Example:
+        arena league replay 1234 -o m1234.jsonl
+        arena fork m1234.jsonl --at 3.12 --seat 1 --bot ./mybot
+    """
+    target = out or Path(f"m{match}.jsonl")
+    with league_errors(), client_for(url, signed_in=False) as client:
+        data = client.replay(match)
+    try:
+        target.write_bytes(data)
+    except OSError as e:
+        raise ArenaCliError(f"cannot write {target}: {e.strerror or e}") from e
+    click.echo(f"match {match}'s replay: {target} ({len(data)} bytes)")
+
+
 @league.command("status")
 @_home_option
 @_url_option

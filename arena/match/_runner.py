@@ -32,6 +32,7 @@ from arena.match._luck import luck_places
 from arena.sandbox import RunningBot, Sandbox
 from arena.sandbox._base import log_tail
 from flipflop import (
+    Action,
     ActionError,
     BotClient,
     BotCrashed,
@@ -43,6 +44,7 @@ from flipflop import (
     MatchInfo,
     MatchState,
     Phase,
+    ReplayError,
     ReplayWriter,
     apply_turn,
     default_action,
@@ -50,10 +52,12 @@ from flipflop import (
 )
 
 __all__ = [
+    "Answer",
     "Fault",
     "FaultKind",
     "MatchCancelled",
     "MatchRecord",
+    "Scripted",
     "SeatReport",
     "TimeControl",
     "run_match",
@@ -234,10 +238,52 @@ class MatchRecord:
     luck: tuple[float, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class Scripted:
+    """A recorded decision that a match plays as it was recorded (``arena.match._fork``).
+
+    Attributes:
+        hand: its hand.
+        step: its first action's index in the hand (0: the hand's first action).
+        seat: the seat that decided.
+        actions: what was played, in order (the runner's defaults after a refused answer too).
+        note: the note the bot left on it.
+    """
+
+    hand: int
+    step: int
+    seat: int
+    actions: tuple[Action, ...]
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What a seat's bot answered when asked a scripted decision; the recorded one was played.
+
+    Attributes:
+        decision: the recorded decision.
+        actions: the bot's answer (empty when it gave none).
+        note: its note.
+        fault: the fault its answer was (late, illegal, garbled, or the bot gone); "" if none.
+    """
+
+    decision: Scripted
+    actions: tuple[Action, ...]
+    note: str
+    fault: str
+
+    @property
+    def differs(self) -> bool:
+        """Whether the bot would have played otherwise than was recorded (or faulted)."""
+        return bool(self.fault) or self.actions != self.decision.actions
+
+
 @dataclass
 class _Seat:
     seat: int
-    manifest: BotManifest
+    manifest: BotManifest | None
+    """None: a seat no bot plays, whose decisions are all scripted (a recorded seat)."""
     name: str
     version: str = ""
     seated: Seated | None = None
@@ -264,7 +310,7 @@ class _Match:
         self,
         match_id: str,
         seed: bytes | int | str,
-        bots: Sequence[BotManifest],
+        bots: Sequence[BotManifest | None],
         config: MatchConfig,
         clock: TimeControl,
         sandbox: Sandbox,
@@ -274,6 +320,10 @@ class _Match:
         host: BotHost,
         lineage: Hashable,
         announce: MatchConfig | None = None,
+        *,
+        names: Sequence[str] = (),
+        state: MatchState | None = None,
+        script: Sequence[Scripted] = (),
     ) -> None:
         self.match_id = match_id
         self.host = host
@@ -286,14 +336,17 @@ class _Match:
         self.clock = clock
         self.sandbox = sandbox
         self.workdir = workdir
-        self.state = MatchState(config, seed)
+        self.state = state if state is not None else MatchState(config, seed)
+        self.script = list(script)
+        self.answers: list[Answer] = []
         self._threads: concurrent.futures.ThreadPoolExecutor | None = None
+        seat_names = list(names) or [m.name if m is not None else "" for m in bots]
         self.seats = [
-            _Seat(i, m, m.name, m.version, bank_ms=clock.time_bank_ms) for i, m in enumerate(bots)
+            _Seat(i, m, seat_names[i], "" if m is None else m.version, bank_ms=clock.time_bank_ms)
+            for i, m in enumerate(bots)
         ]
         # Copies of one bot at a table are told apart (each its own instance).
-        names = [m.name for m in bots]
-        self.occurrence = [names[:i].count(n) for i, n in enumerate(names)]
+        self.occurrence = [seat_names[:i].count(n) for i, n in enumerate(seat_names)]
 
     # -------------------------------------------------------------- faults
 
@@ -331,6 +384,9 @@ class _Match:
             pass
 
     def _start_seat(self, s: _Seat) -> None:
+        if s.manifest is None:  # a recorded seat: nothing to start
+            s.started = True
+            return
         label = f"{self.match_id}-s{s.seat}"
         try:
             # Above the arena's cap: refused before anything is started.
@@ -504,6 +560,36 @@ class _Match:
         if s.forfeited or s.client is None:
             play_default(st)
             return "", None, "forfeited seat: default play"
+        actions, note, ms, fault = self._ask(s)
+        if fault:
+            play_default(st)
+            return note, ms, fault
+        if st.phase is Phase.START:
+            if len(actions) != 1:
+                fault = self.fault(
+                    s, FaultKind.PROTOCOL, f"{len(actions)} actions at the start of a turn, not 1"
+                )
+                st.apply(default_action(st))
+            else:
+                try:
+                    st.apply(actions[0])
+                except ActionError as e:
+                    fault = self.fault(s, FaultKind.ILLEGAL, str(e))
+                    st.apply(default_action(st))
+        else:
+            _, err = apply_turn(st, actions)
+            if err is not None:
+                fault = self.fault(s, FaultKind.ILLEGAL, str(err))
+        return note, ms, fault
+
+    def _ask(self, s: _Seat) -> tuple[Sequence[Action], str, float | None, str]:
+        """Ask ``s`` (which has a client) for its decision; nothing is applied.
+
+        Returns its actions, its note, its wall time (ms) and the fault text of a late, failed
+        or garbled answer ("" if it answered in time); charges its time as :meth:`decide` does.
+        """
+        assert s.client is not None
+        st = self.state
         obs = st.observation(s.seat)
         legal = st.legal_actions()
         # The budget is in charged time: the CPU time of the bot's cgroup where it is known,
@@ -548,48 +634,90 @@ class _Match:
         if error is None and s.bank_ms < 0:
             spent = f"{ms:.0f} ms" if cpu_ms is None else f"{cpu_ms:.0f} ms of CPU ({ms:.0f} ms)"
             error = (FaultKind.TIMEOUT, f"answered after {spent} with the time bank spent")
-        fault = ""
-        if error is not None:
-            fault = self.fault(s, *error)
-            play_default(st)
-            return note, ms, fault
-        if st.phase is Phase.START:
+        return actions, note, ms, self.fault(s, *error) if error is not None else ""
+
+    def _scripted(self, s: _Seat, scripted: Scripted) -> None:
+        """Play the recorded ``scripted`` decision; first ask ``s``'s bot, if it has one.
+
+        The bot's answer is kept (:attr:`answers`), checked as a played one would be (an
+        illegal answer is a fault), and never applied: the recorded actions are.
+        """
+        st = self.state
+        if (scripted.hand, scripted.seat) != (st.hand_number, st.to_act):
+            raise ReplayError(
+                f"the recorded decision at {scripted.hand}.{scripted.step} is seat "
+                f"{scripted.seat}'s, but seat {st.to_act} acts in hand {st.hand_number}"
+            )
+        if s.client is not None and not s.forfeited:
+            actions, note, _, fault = self._ask(s)
+            fault = fault or self._refusal(s, actions)
+            self.answers.append(Answer(scripted, tuple(actions), note, fault))
+        for action in scripted.actions:
+            st.apply(action)
+
+    def _refusal(self, s: _Seat, actions: Sequence[Action]) -> str:
+        """The fault ``actions`` would be if played now ("" if none), on a copy of the state."""
+        trial = self.state.clone()
+        if trial.phase is Phase.START:
             if len(actions) != 1:
-                fault = self.fault(
+                return self.fault(
                     s, FaultKind.PROTOCOL, f"{len(actions)} actions at the start of a turn, not 1"
                 )
-                st.apply(default_action(st))
-            else:
-                try:
-                    st.apply(actions[0])
-                except ActionError as e:
-                    fault = self.fault(s, FaultKind.ILLEGAL, str(e))
-                    st.apply(default_action(st))
-        else:
-            _, err = apply_turn(st, actions)
-            if err is not None:
-                fault = self.fault(s, FaultKind.ILLEGAL, str(err))
-        return note, ms, fault
+            try:
+                trial.apply(actions[0])
+            except ActionError as e:
+                return self.fault(s, FaultKind.ILLEGAL, str(e))
+            return ""
+        _, err = apply_turn(trial, actions)
+        return "" if err is None else self.fault(s, FaultKind.ILLEGAL, str(err))
 
-    def play(self, replay_path: Path) -> MatchRecord:
+    def question(self) -> list[Answer]:
+        """Play the script, asking the seats that have a bot each of their decisions.
+
+        Nothing is written and the match is left where the script ends: the bots are not told
+        it ended. Returns their answers.
+        """
+        reported = self.notify(0)
+        for scripted in self.script:
+            if self.cancel is not None and self.cancel.is_set():
+                raise MatchCancelled(self.match_id)
+            if self.state.is_over:
+                raise ReplayError(f"the match is over before {scripted.hand}.{scripted.step}")
+            self._scripted(self.seats[self.state.to_act], scripted)
+            reported = self.notify(reported)
+        return self.answers
+
+    def play(self, replay_path: Path | None) -> MatchRecord:
         st = self.state
         t0 = time.perf_counter()
-        tmp = replay_path.with_suffix(".partial")
         decisions = 0
-        with ReplayWriter(
-            tmp,
-            st,
-            [s.name for s in self.seats],
-            {"match_id": self.match_id, "bots": [f"{s.name} {s.version}" for s in self.seats]},
-            # The seed is secret: the replay holds each hand's deck, written once it is over.
-            write_seed=False,
-        ) as writer:
+        writes: contextlib.AbstractContextManager[ReplayWriter | _Unwritten] = (
+            contextlib.nullcontext(_Unwritten())
+            if replay_path is None
+            else ReplayWriter(
+                replay_path.with_suffix(".partial"),
+                st,
+                [s.name for s in self.seats],
+                {"match_id": self.match_id, "bots": [f"{s.name} {s.version}" for s in self.seats]},
+                # The seed is secret: the replay holds each hand's deck, written once it is over.
+                write_seed=False,
+            )
+        )
+        with writes as writer:
             reported = self.notify(0)
+            script = iter(self.script)
             while not st.is_over:
                 if self.cancel is not None and self.cancel.is_set():
                     raise MatchCancelled(self.match_id)
                 s = self.seats[st.to_act]
                 before = len(st.log)
+                scripted = next(script, None)
+                if scripted is not None:
+                    self._scripted(s, scripted)
+                    decisions += 1
+                    writer.decision(st, before, note=scripted.note)
+                    reported = self.notify(reported)
+                    continue
                 capped = self._over_wall_cap(s)
                 waited = time.perf_counter()
                 note, ms, fault = self.decide(s)
@@ -599,7 +727,8 @@ class _Match:
                 decisions += 1
                 writer.decision(st, before, note=note, ms=ms, cpu_ms=s.last_cpu_ms, fault=fault)
                 reported = self.notify(reported)
-        os.replace(tmp, replay_path)
+        if replay_path is not None:
+            os.replace(replay_path.with_suffix(".partial"), replay_path)
         assert st.result is not None
         for s in self.seats:
             if s.client is not None and not s.forfeited:
@@ -640,9 +769,19 @@ class _Match:
                 for identity in [s.seated.identity if s.seated is not None else None]
             ),
             faults=tuple(f for s in self.seats for f in s.faults),
-            replay=str(replay_path),
-            luck=tuple(round(x, 6) for x in luck_places(st)),
+            replay="" if replay_path is None else str(replay_path),
+            # A state that began mid-hand (``fork_runs``) holds no deal of that hand: no luck.
+            luck=tuple(round(x, 6) for x in luck_places(st))
+            if len(st.deals) == len(st.results)
+            else (),
         )
+
+
+class _Unwritten:
+    """The replay of a match that keeps none: it takes decisions and writes nothing."""
+
+    def decision(self, state: MatchState, before: int, **fields: object) -> None:
+        """Write nothing."""
 
 
 def _cpu_ns(s: _Seat) -> int | None:
@@ -736,17 +875,20 @@ def run_match(
     *,
     sandbox: Sandbox,
     workdir: Path,
-    replay_path: Path,
+    replay_path: Path | None,
     logs_dir: Path,
     clock: TimeControl | None = None,
     cancel: threading.Event | None = None,
     host: BotHost | None = None,
     lineage: Hashable = 0,
     announce: MatchConfig | None = None,
+    state: MatchState | None = None,
+    script: Sequence[Scripted] = (),
 ) -> MatchRecord:
     """Play one match with ``bots[i]`` in seat ``i``, each started in ``sandbox``.
 
-    The replay is written to ``replay_path`` (as ``.partial`` until the match is over); each
+    The replay is written to ``replay_path`` (as ``.partial`` until the match is over; None:
+    no replay, for a match that began mid-hand, which a replay cannot hold); each
     bot's output log ends up in ``logs_dir``; ``workdir`` holds sockets and scratch space
     (keep its path short: unix socket paths are limited to 107 bytes). Setting ``cancel``
     makes the match raise MatchCancelled at its next decision.
@@ -758,6 +900,11 @@ def run_match(
     ``announce`` is the rules the bots are told at the start (``MatchInfo``), if not
     ``config``: a league's validation match is told the league's rules, so that a bot cannot
     tell it from a rated match, and is played to fewer hands (issue 24, finding 1).
+
+    ``state`` is where the match starts, if not a fresh ``MatchState(config, seed)``: a
+    recorded match's, its decks as recorded (``arena fork``). Its first decisions are then
+    ``script``'s, played as recorded; each seat's bot is asked them first and its answers are
+    dropped (so a bot lives through the match as it was before it plays on).
     """
     own = host is None
     if host is None:
@@ -775,6 +922,8 @@ def run_match(
         host,
         lineage,
         announce,
+        state=state,
+        script=script,
     )
     try:
         match.start()

@@ -504,6 +504,12 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
             no_replay=no_replay,
             hands=int(result.get("hands") or 0),
             own_seats=[s["seat"] for s in match["seats"] if may_see(account, s["owner"])],
+            # The viewer's own bots (not an admin's every seat): their decisions can be forked.
+            bot_seats=[
+                s["seat"]
+                for s in match["seats"]
+                if account is not None and account.name == s["owner"]
+            ],
         )
 
     def replay_for(account: Account | None, match_id: int) -> bytes:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena._errors import ArenaError
+from arena.match._fork import begins_decision
 from arena.match._story import (
     describe_action,
     ending,
@@ -145,7 +146,8 @@ def hand_frames(replay: bytes, hand: int) -> dict[str, Any]:
         ``{"hand", "dealer", "flip_card", "frames": [...]}``, each frame as in the contract of
         the viewer (``to_act``, ``phase``, ``hands``, ``totals``, ``active``, ``discard``,
         ``stock``, ``spreads``, ``pots``, ``bankrolls``, ``shows``, ``action``,
-        ``settlement``).
+        ``settlement``, and ``decides``: whether the frame's next action begins a decision,
+        where ``arena fork --at HAND.STEP`` may fork, STEP being the frame's index).
 
     Raises:
         NoSuchHand: the replay holds no finished hand ``hand`` (a :class:`ViewerError`).
@@ -164,13 +166,17 @@ def hand_frames(replay: bytes, hand: int) -> dict[str, Any]:
     actions = m.replay.actions
     frames: list[dict[str, Any]] = []
     led: dict[str, Any] | None = None  # the action that led to the next frame
+    previous: dict[str, Any] | None = None  # the hand's action before ``rec``
     while not state.is_over:
         rec = actions[i]
         i += 1
         if state.hand_number < hand:
             state.apply(action_from_dict(rec))
             continue
-        frames.append(_frame(state, led, hand))
+        frame = _frame(state, led, hand)
+        frame["decides"] = begins_decision(previous, rec)  # where `arena fork --at` may cut
+        frames.append(frame)
+        previous = rec
         seat = rec["seat"]
         led = {
             "seat": seat,
@@ -180,6 +186,7 @@ def hand_frames(replay: bytes, hand: int) -> dict[str, Any]:
         }
     last = _frame(state, led, hand)
     last.update(
+        decides=False,
         to_act=None,
         phase=None,
         bankrolls=list(result.bankrolls),

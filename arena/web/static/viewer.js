@@ -52,7 +52,8 @@
      ['v-prev', function () { v.prev(); }],
      ['v-next', function () { v.next(); }],
      ['v-next-hand', function () { v.go(v.hand + 1, 0); }],
-     ['v-last', function () { v.go(v.count(), -1); }]].forEach(function (b) {
+     ['v-last', function () { v.go(v.count(), -1); }],
+     ['v-fork-copy', function () { v.copyFork(); }]].forEach(function (b) {
       var btn = v.$(b[0]);
       if (btn) btn.addEventListener('click', b[1]);
     });
@@ -205,7 +206,46 @@
     var lines = this.$('v-settlement');
     fill(lines, (f.settlement || []).map(function (line) { return el('li', null, line); }));
     lines.hidden = !f.settlement;
+    this.fork(data, f);
     this.buttons();
+  };
+
+  /* At a decision of a seat the viewer owns: the commands that ask about it and fork there. */
+  Viewer.prototype.fork = function (data, f) {
+    var box = this.$('v-fork');
+    if (!box) return;
+    var own = (this.root.dataset.ownSeats || '').split(',').filter(Boolean).map(Number);
+    var seat = f.to_act;
+    if (!f.decides || seat === null || seat === undefined || own.indexOf(seat) < 0) {
+      box.hidden = true;
+      return;
+    }
+    var match = this.root.dataset.match;
+    var file = 'm' + match + '.jsonl';
+    var bot = './' + this.name(seat).replace(/-v\d+$/, '').replace(/[^A-Za-z0-9_.-]/g, '_');
+    var at = data.hand + '.' + this.step;
+    this.$('v-fork-command').textContent =
+      'arena league replay ' + match + ' -o ' + file + '\n' +
+      'arena replay ' + file + ' --at ' + at + ' --seat ' + seat + ' --bot ' + bot + '\n' +
+      'arena fork ' + file + ' --at ' + at + ' --seat ' + seat + ' --bot ' + bot;
+    this.$('v-fork-copied').textContent = '';
+    box.hidden = false;
+  };
+
+  Viewer.prototype.copyFork = function () {
+    var text = this.$('v-fork-command').textContent;
+    var said = this.$('v-fork-copied');
+    var done = function () { said.textContent = 'Copied.'; };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(done, function () { said.textContent = 'Select and copy it.'; });
+      return;
+    }
+    var range = document.createRange();
+    range.selectNodeContents(this.$('v-fork-command'));
+    var selection = window.getSelection();
+    selection.removeAllRanges();
+    selection.addRange(range);
+    said.textContent = document.execCommand && document.execCommand('copy') ? 'Copied.' : 'Selected: copy it.';
   };
 
   Viewer.prototype.buttons = function () {

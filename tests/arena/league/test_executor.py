@@ -20,9 +20,12 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from arena.cli import main
+from arena.executors._http import serve_in_thread
 from arena.ladder._bundled import bundled_dir
 from arena.league import (
     BotVersion,
@@ -51,13 +54,15 @@ from arena.league._executor import (
     release_match,
     retry_after,
 )
+from arena.league.api._routes import create_app
 from arena.league.bots._bots import VersionStats
 from arena.league.bots._versions import claim_validation, submit_version
 from arena.league.matches._leaderboard import league_status
 from arena.league.matches._scheduler import schedule
+from arena.match._fork import decisions
 from arena.sandbox import ProcessSandbox, Sandbox, SandboxKind, choose_sandbox
 from arena.sandbox._docker import docker_available
-from flipflop import MatchConfig
+from flipflop import MatchConfig, read_replay
 from tests.arena.league.conftest import NOW, MakeVersions, fresh_database
 from tests.served import WAIT_S, wait_for
 
@@ -288,6 +293,62 @@ def test_plays_queued_matches_and_records_each_once(
         }
     assert dict.fromkeys(versions, 3) == counted
     assert {"finished": 3} == ex.status()["played"]
+
+
+def test_a_league_replay_downloaded_is_asked_about_and_forked_here(
+    league: League, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """``arena league replay`` downloads a finished group's match; asking and forking it work.
+
+    Asked with the very bot that played a seat, every decision is answered as it was; forked
+    at one of them with the recorded bots (their directories, in seat order), the match is
+    played on exactly as the league played it. The league's seat names (``BOT-vN`` of bots
+    named after their owners) are no bot here: the command says to name them.
+    """
+    add_versions(league, [bundled("random"), bundled("greedy"), bundled("counter")])
+    [first, *_] = queue_group(league)
+    ex = executor(league, sandbox, tmp_path)
+    ex.start()
+    try:
+        wait_for("3 finished matches", lambda: statuses(league) == {MatchStatus.FINISHED: 3})
+    finally:
+        ex.stop(grace=60)
+    runner = CliRunner()
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "ARENA_TOKEN": "", "ARENA_LEAGUE": ""}
+    saved = tmp_path / "m.jsonl"
+    with serve_in_thread(create_app(league)) as url:
+        got = runner.invoke(
+            main, ["league", "replay", str(first), "--url", url, "-o", str(saved)], env=env
+        )
+    assert 0 == got.exit_code, got.output
+    rep = read_replay(saved)
+    sources = [bundled(p.split("-")[0]) for p in rep.players]  # greedy-u…-v1: greedy
+    seat = next(i for i, p in enumerate(rep.players) if p.startswith("greedy"))
+    mine = [d for d in decisions(rep) if d.seat == seat]
+    at = f"{mine[len(mine) // 2].hand}.{mine[len(mine) // 2].step}"
+    common = ["--seat", str(seat), "--sandbox", "process"]
+    asked = runner.invoke(
+        main, ["replay", str(saved), "--all-decisions", "--bot", str(sources[seat]), *common]
+    )
+    assert 0 == asked.exit_code, asked.output
+    assert f"at 0 of the {len(mine)} decisions of seat {seat}" in asked.output
+    refused = runner.invoke(main, ["fork", str(saved), "--at", at, "--bot", "greedy", *common])
+    assert 2 == refused.exit_code
+    assert "name the bots of the other seats with --others" in " ".join(refused.output.split())
+    others = [arg for i, s in enumerate(sources) if i != seat for arg in ("--others", str(s))]
+    forked = tmp_path / "fork.jsonl"
+    fork_args = ["fork", str(saved), "--at", at, "--bot", str(sources[seat]), *others]
+    done = runner.invoke(main, [*fork_args, *common, "-o", str(forked)])
+    assert 0 == done.exit_code, done.output
+    strip = ("ms", "cpu_ms", "note")
+    recorded, replayed = (
+        [
+            {k: v for k, v in json.loads(line).items() if k not in strip}
+            for line in path.read_text(encoding="utf-8").splitlines()[1:]
+        ]
+        for path in (saved, forked)
+    )
+    assert recorded == replayed
 
 
 def test_stop_lets_running_matches_finish_within_the_grace(

@@ -354,6 +354,76 @@ def test_logs_and_notes_are_the_owner_s_alone(
             other.close()
 
 
+def test_the_owner_sees_the_fork_command_at_each_decision_of_their_bot(
+    context: BrowserContext, served: ServedLeague
+) -> None:
+    """At a decision of ``alice-noter`` its owner sees how to ask about it and fork there.
+
+    Stepping through the first hand the noter decides in, the box shows exactly at the frames
+    whose next action begins a decision of the noter's seat, with that ``HAND.STEP`` and
+    seat, and its Copy button answers; at every other frame it is hidden. Another user
+    (``bob``, whose own bots may sit at the table) never sees it at the noter's decisions.
+    """
+    replay = served.replay(served.match_id, OWNER)
+    seat = replay[0]["players"].index(f"{NOTER}-v1")
+    starts = {"drop", "draw_stock", "draw_discard"}
+
+    def begins(actions: Sequence[dict[str, Any]]) -> list[int]:
+        return [
+            k
+            for k, a in enumerate(actions)
+            if a["seat"] == seat
+            and (
+                k == 0
+                or actions[k - 1]["seat"] != seat
+                or a["action"] in starts
+                or actions[k - 1]["action"] in starts
+            )
+        ]
+
+    hands = sorted({r["hand_number"] for r in replay if r["type"] == "settlement"})
+    hand = next(h for h in hands if begins(records(replay, "action", h)))
+    actions = records(replay, "action", hand)
+    decides = begins(actions)
+    owner = context.new_page()
+    sign_in(owner, served, OWNER)
+    open_viewer(owner, served.match_id)
+    go_to(owner, hand, 0)
+    box = owner.locator("#v-fork")
+    for k in range(len(actions) + 1):
+        if k:
+            owner.keyboard.press("ArrowRight")
+            wait_frame(owner, hand, k)
+        assert (k in decides) == box.is_visible(), f"hand {hand} step {k}"
+        if k in decides:
+            command = owner.locator("#v-fork-command").text_content() or ""
+            assert f"arena league replay {served.match_id} -o m{served.match_id}.jsonl" in command
+            assert f"arena fork m{served.match_id}.jsonl --at {hand}.{k} --seat {seat}" in command
+            assert f"--bot ./{NOTER}" in command
+            if k == decides[0]:  # the copy button answers (copied, or selected to copy)
+                owner.locator("#v-fork-copy").click()
+                owner.wait_for_function(
+                    "document.getElementById('v-fork-copied').textContent !== ''"
+                )
+
+    browser = context.browser
+    assert browser is not None
+    other = browser.new_context(base_url=served.url)
+    other.set_default_timeout(TIMEOUT_MS)
+    try:
+        page = other.new_page()
+        sign_in(page, served, OTHER)
+        open_viewer(page, served.match_id)
+        go_to(page, hand, 0)
+        for k in range(1, len(actions) + 1):
+            page.keyboard.press("ArrowRight")
+            wait_frame(page, hand, k)
+            if k in decides:  # the noter's decision: not bob's to fork
+                assert not page.locator("#v-fork").is_visible(), f"{OTHER} at {hand}.{k}"
+    finally:
+        other.close()
+
+
 # ---------------------------------------------------------------------- live
 
 
