@@ -54,6 +54,7 @@ SCOPE_SECONDS = {
     "tests/arena/league/test_crash.py": 155,
     "tests/arena/ladder/test_sprt.py": 140,
     "tests/arena/sandbox/test_runtime.py": 115,
+    "tests/arena/match/test_fork.py": 160,
 }
 """Seconds of each long module's tests in one CI run on 4 workers (2 cores), for the order."""
 

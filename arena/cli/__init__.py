@@ -13,6 +13,7 @@ import importlib
 import click
 
 from arena import __version__
+from arena.cli._challenge import challenge
 from arena.cli._check import check
 from arena.cli._images import images
 from arena.cli._league import league, login
@@ -40,6 +41,7 @@ def main() -> None:
         arena replay arena-out/replays/m00000.jsonl --hand 3
         arena league init ./myleague   # run a league (docs/league.md)
         arena submit mybot             # submit a bot to the league you logged in to
+        arena challenge mybot greedy alice-bot   # an unrated match, now
     """
 
 
@@ -77,4 +79,5 @@ main.add_command(login)
 main.add_command(submit)
 main.add_command(versions)
 main.add_command(activate)
+main.add_command(challenge)
 main.add_command(worker)

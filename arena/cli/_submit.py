@@ -24,7 +24,7 @@ from arena.client._league import LeagueClient, LeagueUnavailable, client_for
 from arena.client._pack import pack_bot
 from flipflop import ManifestError, read_manifest
 
-__all__ = ["activate", "submit", "versions"]
+__all__ = ["URL_OPTION", "activate", "league_errors", "submit", "versions"]
 
 # How a finished step is told, by its outcome.
 _OUTCOME_WORDS = {
@@ -45,7 +45,7 @@ def league_errors() -> Iterator[None]:
         raise click.UsageError(str(e)) from e
 
 
-_URL_OPTION = click.option(
+URL_OPTION = click.option(
     "--url",
     metavar="URL",
     help="The league server.  [default: the one `arena login` stored]",
@@ -67,7 +67,7 @@ _URL_OPTION = click.option(
 @click.option(
     "--no-follow", is_flag=True, help="Return once uploaded, without waiting for validation."
 )
-@_URL_OPTION
+@URL_OPTION
 @click.option(
     "--poll",
     type=click.FloatRange(min=0.05),
@@ -221,7 +221,7 @@ def _conclude(version: dict[str, Any], *, activate: bool) -> None:
 
 @click.command()
 @click.argument("bot")
-@_URL_OPTION
+@URL_OPTION
 def versions(bot: str, url: str | None) -> None:
     """List the versions of BOT in the league, newest first, with their status.
 
@@ -249,7 +249,7 @@ def versions(bot: str, url: str | None) -> None:
 @click.command()
 @click.argument("bot")
 @click.argument("number", type=click.IntRange(min=1))
-@_URL_OPTION
+@URL_OPTION
 def activate(bot: str, number: int, url: str | None) -> None:
     """Make version NUMBER of your bot BOT the one that plays (a rollback, or a roll forward).
 

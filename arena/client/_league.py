@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -165,6 +165,15 @@ class LeagueClient:
     def activate(self, bot: str, number: int) -> JSON:
         """Make a validated version of ``bot`` its active one (rollback or roll-forward)."""
         return self._json("POST", f"/api/v1/bots/{_segment(bot)}/versions/{number}/activate")
+
+    def challenge(self, bot: str, opponents: Sequence[str], version: int | None = None) -> JSON:
+        """Ask for an unrated match of your ``bot`` against ``opponents``; the queued match."""
+        body: JSON = {"opponents": list(opponents), "version": version}
+        return self._json("POST", f"/api/v1/bots/{_segment(bot)}/challenges", json=body)
+
+    def matchup(self, bot: str, other: str) -> JSON:
+        """The meetings of ``bot`` and ``other`` over time, and their places' difference."""
+        return self._json("GET", f"/api/v1/bots/{_segment(bot)}/vs/{_segment(other)}")
 
     def disable_bot(self, bot: str) -> JSON:
         """Take ``bot`` out of scheduling (admin)."""

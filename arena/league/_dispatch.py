@@ -90,6 +90,7 @@ from arena.league.matches._matches import (
     MatchStatus,
     claim_match,
     claimable,
+    play_order,
     renew_lease,
     seat_names,
 )
@@ -638,7 +639,7 @@ class CeleryExecutor:
             matches = session.execute(
                 select(Match.id, Match.attempts)
                 .where(claimable(utcnow()))  # not those backing off after a failure
-                .order_by(Match.id)
+                .order_by(*play_order())
                 .limit(_PUBLISH_BATCH)
             ).all()
         # A job is known by its attempt too: a match put back in the queue (its lease ran

@@ -29,7 +29,7 @@ import shutil
 import tomllib
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine, inspect
 from sqlalchemy.orm import Session, sessionmaker
@@ -42,7 +42,15 @@ from arena.league._migrations import current_revision, head_revision, upgrade
 from arena.league.accounts._accounts import IssuedToken, Role, create_user, issue_token
 from arena.league.accounts._submissions import DEFAULT_SUBMISSIONS_PER_DAY
 
-__all__ = ["CONFIG_FILE", "FaultLimits", "League", "LeagueConfig", "init_league", "open_league"]
+__all__ = [
+    "CONFIG_FILE",
+    "ChallengeLimits",
+    "FaultLimits",
+    "League",
+    "LeagueConfig",
+    "init_league",
+    "open_league",
+]
 
 CONFIG_FILE = "league.toml"
 KEY_FILE = "secret.key"
@@ -64,6 +72,19 @@ class FaultLimits:
 
 
 @dataclass(frozen=True, slots=True)
+class ChallengeLimits:
+    """How many challenges an owner may ask for (``league.toml``, ``[challenges]``).
+
+    Attributes:
+        per_day: challenges one user may ask for per UTC day.
+        at_once: challenges of one user queued or running at a time.
+    """
+
+    per_day: int = 10
+    at_once: int = 1
+
+
+@dataclass(frozen=True, slots=True)
 class LeagueConfig:
     """A league's settings, from ``league.toml``.
 
@@ -73,6 +94,7 @@ class LeagueConfig:
         submissions_per_day: how many submissions a user may make per UTC day.
         uploads: what an upload may be.
         faults: when a version that makes matches void by never starting is suspended.
+        challenges: how many challenges an owner may ask for.
     """
 
     name: str
@@ -80,6 +102,7 @@ class LeagueConfig:
     submissions_per_day: int = DEFAULT_SUBMISSIONS_PER_DAY
     uploads: UploadLimits = field(default_factory=UploadLimits)
     faults: FaultLimits = field(default_factory=FaultLimits)
+    challenges: ChallengeLimits = field(default_factory=ChallengeLimits)
 
     def to_toml(self) -> str:
         """The ``league.toml`` that reads back as this configuration."""
@@ -93,15 +116,21 @@ class LeagueConfig:
             lines.append(f"database = {_toml_str(self.database)}")
         else:
             lines.append('# database = "postgresql://user@host/dbname"  # default: league.db here')
-        lines += ["", "[uploads]"]
-        lines += [f"{f.name} = {getattr(self.uploads, f.name)}" for f in fields(UploadLimits)]
+        lines += ["", "[uploads]", *_toml_fields(self.uploads)]
         lines += [
             "",
             "# A version that makes suspend_after of its latest window matches void (by never",
             "# starting in them) is suspended (docs/league.md).",
             "[faults]",
+            *_toml_fields(self.faults),
         ]
-        lines += [f"{f.name} = {getattr(self.faults, f.name)}" for f in fields(FaultLimits)]
+        lines += [
+            "",
+            "# Unrated matches an owner asks for against bots of their choice (docs/league.md):",
+            "# per_day per user and UTC day, at_once queued or running.",
+            "[challenges]",
+            *_toml_fields(self.challenges),
+        ]
         return "\n".join(lines) + "\n"
 
     @classmethod
@@ -118,10 +147,12 @@ class LeagueConfig:
         league = _table(data, "league", source)
         uploads = _table(data, "uploads", source)
         faults = _table(data, "faults", source)
-        _only(data, {"league", "uploads", "faults"}, source, "")
+        challenges = _table(data, "challenges", source)
+        _only(data, {"league", "uploads", "faults", "challenges"}, source, "")
         _only(league, {"name", "database", "submissions_per_day"}, source, "league.")
         _only(uploads, {f.name for f in fields(UploadLimits)}, source, "uploads.")
         _only(faults, {f.name for f in fields(FaultLimits)}, source, "faults.")
+        _only(challenges, {f.name for f in fields(ChallengeLimits)}, source, "challenges.")
         name = league.get("name")
         if not isinstance(name, str) or not name:
             raise LeagueConfigError(f"{source}: league.name must be a non-empty string")
@@ -129,19 +160,14 @@ class LeagueConfig:
         if not isinstance(database, str):
             raise LeagueConfigError(f"{source}: league.database must be a string (a URL)")
         per_day = _positive(league, "submissions_per_day", DEFAULT_SUBMISSIONS_PER_DAY, source)
-        limits = UploadLimits(
-            **{
-                f.name: _positive(uploads, f.name, getattr(UploadLimits(), f.name), source)
-                for f in fields(UploadLimits)
-            }
+        return cls(
+            name,
+            database,
+            per_day,
+            _positives(UploadLimits, uploads, source),
+            _positives(FaultLimits, faults, source),
+            _positives(ChallengeLimits, challenges, source),
         )
-        fault_limits = FaultLimits(
-            **{
-                f.name: _positive(faults, f.name, getattr(FaultLimits(), f.name), source)
-                for f in fields(FaultLimits)
-            }
-        )
-        return cls(name, database, per_day, limits, fault_limits)
 
 
 @dataclass(frozen=True, slots=True)
@@ -297,6 +323,25 @@ def _only(table: dict[str, Any], allowed: set[str], source: str, prefix: str) ->
         raise LeagueConfigError(
             f"{source}: unknown setting {prefix}{unknown[0]} (known: {', '.join(sorted(allowed))})"
         )
+
+
+_Limits = TypeVar("_Limits", UploadLimits, FaultLimits, ChallengeLimits)
+
+
+def _positives(kind: type[_Limits], table: dict[str, Any], source: str) -> _Limits:
+    """``kind`` (a dataclass of whole numbers) from ``table``, its defaults where it is silent."""
+    defaults = kind()
+    return kind(
+        **{
+            f.name: _positive(table, f.name, getattr(defaults, f.name), source)
+            for f in fields(kind)
+        }
+    )
+
+
+def _toml_fields(limits: UploadLimits | FaultLimits | ChallengeLimits) -> list[str]:
+    """``name = value`` for each field of ``limits``, as a TOML table's lines."""
+    return [f"{f.name} = {getattr(limits, f.name)}" for f in fields(limits)]
 
 
 def _positive(table: dict[str, Any], key: str, default: int, source: str) -> int:

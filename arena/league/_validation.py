@@ -72,6 +72,7 @@ from arena.league.bots._bots import (
     ValidationStep,
     VersionStatus,
 )
+from arena.league.bots._house import HOUSE_BOTS
 from arena.league.bots._versions import PENDING, forget_steps, make_active, seat_manifest, seat_name
 from arena.league.matches._matches import Match
 from arena.match._runner import FaultKind, MatchRecord, TimeControl, run_match, wait_serving
@@ -97,8 +98,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-HOUSE_BOTS: tuple[str, ...] = ("greedy", "counter", "random")
-"""The bundled bots a version plays its validation match against (``bots/``)."""
 VALIDATION_HANDS = 20
 """The hand cap of a validation match: long enough to see a bot through many decisions and
 hand ends, short enough to take seconds."""

@@ -41,6 +41,7 @@ __all__ = [
     "may_see",
     "open_groups",
     "replayable_match",
+    "requesters",
     "step_json",
     "version_json",
 ]
@@ -162,8 +163,13 @@ def match_seats(session: Session, match_ids: Sequence[int]) -> dict[int, list[JS
     return out
 
 
-def match_json(match: Match, seats: list[JSON], *, group_open: bool = False) -> JSON:
+def match_json(
+    match: Match, seats: list[JSON], *, group_open: bool = False, requester: str | None = None
+) -> JSON:
     """A match as the API shows it: never its seed, nor where its seats' logs are.
+
+    ``kind`` is ``rated`` or ``challenge`` (asked for by ``requested_by``, a user's name;
+    never rated: its seats have no ``rating_after``).
 
     With ``group_open`` (another match of its duplicate group is not finished,
     :func:`open_groups`) its luck estimates are withheld too: they are worth of the deals,
@@ -178,6 +184,8 @@ def match_json(match: Match, seats: list[JSON], *, group_open: bool = False) -> 
         seats = [{**seat, "luck": None} for seat in seats]
     return {
         "id": match.id,
+        "kind": match.kind.value,
+        "requested_by": requester,
         "status": match.status.value,
         "created": iso(match.created),
         "finished": iso(match.finished_at),
@@ -200,7 +208,12 @@ def match_view(session: Session, match_id: int) -> JSON:
     if match is None:
         raise NotFound(f"no match {match_id}")
     seats = match_seats(session, [match_id])[match_id]
-    return match_json(match, seats, group_open=bool(open_groups(session, [match])))
+    return match_json(
+        match,
+        seats,
+        group_open=bool(open_groups(session, [match])),
+        requester=requesters(session, [match]).get(match.id),
+    )
 
 
 def live_matches(session: Session, *, recent: int, queued_up_to: int = 1000) -> JSON:
@@ -230,7 +243,12 @@ def live_matches(session: Session, *, recent: int, queued_up_to: int = 1000) -> 
     seats = match_seats(session, [m.id for m in running + latest])
     return {
         "running": [
-            {"id": m.id, "seats": [_public_seat(s) for s in seats[m.id]], "attempts": m.attempts}
+            {
+                "id": m.id,
+                "kind": m.kind.value,
+                "seats": [_public_seat(s) for s in seats[m.id]],
+                "attempts": m.attempts,
+            }
             for m in running
         ],
         "queued": queued,
@@ -276,7 +294,22 @@ def match_list(
     rows = list(session.scalars(query))
     seats = match_seats(session, [m.id for m in rows])
     still = open_groups(session, rows)
-    return [match_json(m, seats[m.id], group_open=m.group_id in still) for m in rows]
+    asked = requesters(session, rows)
+    return [
+        match_json(m, seats[m.id], group_open=m.group_id in still, requester=asked.get(m.id))
+        for m in rows
+    ]
+
+
+def requesters(session: Session, matches: Sequence[Match]) -> dict[int, str]:
+    """Who asked for each challenge among ``matches``: match id to user name."""
+    asked = {m.id: m.requested_by for m in matches if m.requested_by is not None}
+    if not asked:
+        return {}
+    names = dict(
+        session.execute(select(User.id, User.name).where(User.id.in_(set(asked.values())))).all()
+    )
+    return {m: names[u] for m, u in asked.items() if u in names}
 
 
 def open_groups(session: Session, matches: Sequence[Match]) -> set[int]:

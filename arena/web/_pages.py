@@ -66,12 +66,14 @@ from arena.league.accounts._accounts import Account, issue_token
 from arena.league.api._gate import BodyLimit, TokenThrottle, TooManyFailures, address
 from arena.league.bots._bots import StepKind, VersionStatus
 from arena.league.bots._versions import activate_version, get_version, submit_version
+from arena.league.matches._challenges import request_challenge
 from arena.league.matches._leaderboard import (
     MIN_SAMPLES,
     LeaderRow,
     bot_page_data,
     leaderboard,
     leaderboard_state,
+    matchup,
     rating_history,
 )
 from arena.web import _viewer
@@ -391,9 +393,42 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
                 bot=info,
                 page=data_,
                 private=may_see(account, info["owner"]),
+                # Only its owner challenges with a bot (an admin no more than anyone else).
+                challenger=account is not None and account.name == info["owner"],
+                limits=league.config.challenges,
             )
 
         return await run_in_threadpool(answer)
+
+    async def challenge(request: Request, account: Account | None, name: str) -> Response:
+        form = await form_of(request)
+        me = signed_in(account)
+        opponents = (_field(form, "opponents") or "").replace(",", " ").split()
+        version = _field(form, "version") or ""
+        if version and not version.isdigit():
+            raise LeagueError(f"version must be a version's number (got {version[:20]!r})")
+
+        def write() -> int:
+            with unit_of_work(league.sessions) as session:
+                return request_challenge(
+                    session,
+                    league,
+                    me.name,
+                    name,
+                    opponents,
+                    version=int(version) if version else None,
+                )
+
+        match_id = await run_in_threadpool(write)
+        return RedirectResponse(f"/matches/{match_id}", status_code=303)
+
+    async def vs_page(request: Request, account: Account | None, name: str, other: str) -> Response:
+        def read() -> Any:
+            with read_only(league.sessions) as session:
+                return matchup(session, name, other)
+
+        found = await run_in_threadpool(read)
+        return site.render(request, "vs.html", account=account, m=found, min_samples=MIN_SAMPLES)
 
     async def rating_json(request: Request, account: Account | None, name: str) -> Response:
         def read() -> list[Any]:
@@ -699,6 +734,8 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
         ("GET", "/bots/{name}/versions/{number:int}/steps.json", data(version_steps)),
         ("GET", "/bots/{name}/versions/{number:int}/steps/{step}/log", page(step_log)),
         ("POST", "/bots/{name}/versions/{number:int}/activate", page(activate)),
+        ("POST", "/bots/{name}/challenge", page(challenge)),
+        ("GET", "/bots/{name}/vs/{other}", page(vs_page)),
         ("GET", "/matches/{match_id:int}", page(match_page)),
         ("GET", "/matches/{match_id:int}/viewer.json", data(viewer_json)),
         ("GET", "/matches/{match_id:int}/hands/{hand:int}.json", data(hand_json)),

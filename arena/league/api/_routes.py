@@ -46,6 +46,7 @@ from typing import Annotated, Any
 from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from pydantic import BaseModel, Field, StringConstraints
 from sqlalchemy import text
 from starlette.concurrency import run_in_threadpool
 
@@ -90,7 +91,8 @@ from arena.league.bots._versions import (
     list_versions,
     submit_version,
 )
-from arena.league.matches._leaderboard import bot_page_data, leaderboard, league_status
+from arena.league.matches._challenges import request_challenge
+from arena.league.matches._leaderboard import bot_page_data, leaderboard, league_status, matchup
 from arena.league.matches._matches import Match, MatchStatus
 
 __all__ = [
@@ -336,6 +338,29 @@ def create_app(
             activated = activate_version(session, name, number)
         return version_json(activated, private=True)
 
+    @app.post(f"{API_PREFIX}/bots/{{name}}/challenges", status_code=201)
+    def challenge(name: str, body: ChallengeAsked, account: SignedIn) -> JSON:
+        """Ask for an unrated match of the bot NAME (yours) against 2 to 4 bots of your choice.
+
+        Its active version plays, or the validated ``version`` named. Queued ahead of rated
+        matches, within the league's limits (``[challenges]``: a day's, and at once): 429
+        past them. 201 with the match.
+        """
+        with unit_of_work(league.sessions) as session:
+            match_id = request_challenge(
+                session, league, account.name, name, body.opponents, version=body.version
+            )
+        with read_only(league.sessions) as session:
+            return match_view(session, match_id)
+
+    @app.get(f"{API_PREFIX}/bots/{{name}}/vs/{{other}}")
+    def vs(name: str, other: str) -> JSON:
+        """The meetings of the bots NAME and OTHER over time, and their places' difference."""
+        with read_only(league.sessions) as session:
+            found = matchup(session, name, other)
+        answer: JSON = jsonable_encoder(found)
+        return answer
+
     @app.post(f"{API_PREFIX}/bots/{{name}}/disable")
     def disable(name: str, account: Admin) -> JSON:
         """Take the bot NAME out of scheduling (admin)."""
@@ -445,6 +470,13 @@ def _body_limits(league: League) -> list[BodyLimit]:
         ),
         BodyLimit("*", f"{WORKER_PREFIX}/{{rest:path}}", MAX_WORKER_JSON_BYTES),
     ]
+
+
+class ChallengeAsked(BaseModel):
+    """The body of ``POST /api/v1/bots/NAME/challenges``."""
+
+    opponents: list[Annotated[str, StringConstraints(max_length=64)]] = Field(max_length=8)
+    version: Annotated[int, Field(ge=1, le=MAX_INTEGER)] | None = None
 
 
 def _require_owner(account: Account, owner: str, what: str) -> None:

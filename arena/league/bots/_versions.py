@@ -77,6 +77,7 @@ __all__ = [
     "get_version",
     "list_versions",
     "make_active",
+    "new_version",
     "seat_manifest",
     "seat_name",
     "source_dir",
@@ -299,17 +300,38 @@ def _add_version(
         row = Bot(owner_id=user_id, name=bot, disabled=False, created=now)
         session.add(row)
         session.flush()
-    parent = _parent(session, row.id)
+    version = new_version(
+        session, row.id, sha256, status=VersionStatus.UPLOADED, activate=activate, now=now
+    )
+    return Submitted(_info(session, version), new=True, left_today=left)
+
+
+def new_version(
+    session: Session,
+    bot_id: int,
+    sha256: str,
+    *,
+    status: VersionStatus,
+    activate: bool,
+    now: dt.datetime,
+) -> BotVersion:
+    """Add the bot ``bot_id``'s next version, of the stored archive ``sha256``, in ``status``.
+
+    It takes the next number, the version it replaces as its parent (``_parent``), its
+    parent's rating as it inherits it (or openskill's defaults for a first version) and
+    zeroed running sums.
+    """
+    parent = _parent(session, bot_id)
     mu, sigma = (
         (DEFAULT_MU, DEFAULT_SIGMA)
         if parent is None
         else inherited_rating(parent.rating_mu, parent.rating_sigma)
     )
-    last = session.scalar(select(func.max(BotVersion.number)).where(BotVersion.bot_id == row.id))
+    last = session.scalar(select(func.max(BotVersion.number)).where(BotVersion.bot_id == bot_id))
     version = BotVersion(
-        bot_id=row.id,
+        bot_id=bot_id,
         number=(last or 0) + 1,
-        status=VersionStatus.UPLOADED,
+        status=status,
         source_sha256=sha256,
         created=now,
         rating_mu=mu,
@@ -324,7 +346,7 @@ def _add_version(
     session.flush()
     session.add(_zero_stats(version.id))
     session.flush()
-    return Submitted(_info(session, version), new=True, left_today=left)
+    return version
 
 
 def _parent(session: Session, bot_id: int) -> BotVersion | None:

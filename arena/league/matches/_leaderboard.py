@@ -49,7 +49,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session, aliased
 
-from arena._errors import NotFound
+from arena._errors import LeagueError, NotFound
 from arena.ladder._standings import (
     _Z95,
     MIN_SAMPLES,
@@ -68,13 +68,14 @@ from arena.league.bots._bots import (
     VersionStats,
     VersionStatus,
 )
-from arena.league.matches._matches import Match, MatchSeat, MatchStatus
+from arena.league.matches._matches import Match, MatchKind, MatchSeat, MatchStatus
 from arena.league.matches._results import RESULTS_COUNTER, VOID_COUNTER, Counter, counted_place
 
 if TYPE_CHECKING:
     pass
 
 __all__ = [
+    "MATCHUP_MEETINGS",
     "MIN_SAMPLES",
     "RATING_POINTS",
     "RECENT_MATCHES",
@@ -82,6 +83,8 @@ __all__ = [
     "BotPage",
     "HeadToHead",
     "LeaderRow",
+    "Matchup",
+    "Meeting",
     "RatingPoint",
     "RecentMatch",
     "SeatSummary",
@@ -91,6 +94,7 @@ __all__ = [
     "leaderboard",
     "leaderboard_state",
     "league_status",
+    "matchup",
     "rating_history",
     "schedulable",
 ]
@@ -605,9 +609,10 @@ class RecentMatch:
     Attributes:
         id: the match.
         finished: when it finished (UTC).
-        void: it did not count (a seat never started).
+        void: a seat never started: it says nothing.
         version: which version of the bot played it.
         seats: every seat, seat 0 first.
+        challenge: an owner asked for it; it was never rated.
     """
 
     id: int
@@ -615,6 +620,7 @@ class RecentMatch:
     void: bool
     version: int
     seats: tuple[SeatSummary, ...]
+    challenge: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -729,7 +735,12 @@ def _placements(session: Session, versions: Sequence[int]) -> dict[int, tuple[in
     counts: dict[int, dict[int, int]] = {}
     for v, place, n in session.execute(
         select(MatchSeat.version_id, MatchSeat.place, func.count())
-        .where(MatchSeat.version_id.in_(versions), MatchSeat.place.is_not(None))
+        .join(Match, Match.id == MatchSeat.match_id)
+        .where(
+            MatchSeat.version_id.in_(versions),
+            MatchSeat.place.is_not(None),
+            Match.kind == MatchKind.RATED,
+        )
         .group_by(MatchSeat.version_id, MatchSeat.place)
     ).all():
         counts.setdefault(v, {})[counted_place(place)] = int(n)
@@ -739,7 +750,7 @@ def _placements(session: Session, versions: Sequence[int]) -> dict[int, tuple[in
 def _recent(session: Session, versions: Sequence[int], limit: int) -> tuple[RecentMatch, ...]:
     """The latest ``limit`` finished matches of ``versions``, newest first, every seat."""
     latest = session.execute(
-        select(Match.id, Match.finished_at, Match.result_seq, MatchSeat.version_id)
+        select(Match.id, Match.finished_at, Match.result_seq, MatchSeat.version_id, Match.kind)
         .join(MatchSeat, MatchSeat.match_id == Match.id)
         .where(MatchSeat.version_id.in_(versions), Match.status == MatchStatus.FINISHED)
         .order_by(Match.id.desc())
@@ -772,11 +783,15 @@ def _recent(session: Session, versions: Sequence[int], limit: int) -> tuple[Rece
         RecentMatch(
             id=match_id,
             finished=finished,
-            void=seq is None,
+            # A counted match has its number; a challenge its places (unless void).
+            void=seq is None
+            if kind is MatchKind.RATED
+            else all(s.place is None for s in seats.get(match_id, ())),
             version=number_of[version],
             seats=tuple(seats.get(match_id, ())),
+            challenge=kind is MatchKind.CHALLENGE,
         )
-        for match_id, finished, seq, version in latest
+        for match_id, finished, seq, version, kind in latest
     )
 
 
@@ -796,6 +811,7 @@ def _head_to_head(
         )
         .select_from(me)
         .join(them, and_(them.match_id == me.match_id, them.seat != me.seat))
+        .join(Match, Match.id == me.match_id)
         .join(opponent_version, opponent_version.id == them.version_id)
         .join(opponent, opponent.id == opponent_version.bot_id)
         .join(owner, owner.id == opponent.owner_id)
@@ -803,6 +819,7 @@ def _head_to_head(
             me.version_id.in_(versions),
             me.place.is_not(None),
             them.version_id.not_in(versions),
+            Match.kind == MatchKind.RATED,
         )
         .group_by(opponent.id, opponent.name, owner.name)
         .order_by(func.count().desc(), opponent.name)
@@ -814,3 +831,137 @@ def _head_to_head(
     ]
     out.sort(key=lambda h: (-h.meetings, h.opponent))
     return tuple(out)
+
+
+# --- two bots, face to face -----------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Meeting:
+    """One match two bots played at one table.
+
+    Attributes:
+        match: its id.
+        finished: when it finished (UTC).
+        challenge: an owner asked for it (never rated).
+        versions: each bot's version there, ``(a, b)``.
+        places: each bot's place, ``(a, b)``.
+        adjusted: each bot's luck-adjusted place (place less its luck), or None where the
+            match has no luck estimate.
+    """
+
+    match: int
+    finished: dt.datetime | None
+    challenge: bool
+    versions: tuple[int, int]
+    places: tuple[int, int]
+    adjusted: tuple[float, float] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Matchup:
+    """Two bots' meetings over time, and how far apart they finish (``/bots/A/vs/B``).
+
+    Attributes:
+        a: the first bot's name.
+        b: the second's.
+        meetings: every finished, not void match both played, oldest first.
+        rated: how many of them were rated (the differences below are over those only).
+        mean_difference: the mean of ``b``'s place less ``a``'s over the rated meetings
+            (positive: ``a`` finishes ahead); None without one.
+        adjusted_difference: the same of their luck-adjusted places, over the rated
+            meetings with luck estimates; None without one.
+        adjusted_low: the low end of its 95 % interval (Student's t, the meeting as the unit);
+            None below ``MIN_SAMPLES`` meetings.
+        adjusted_high: its high end.
+        adjusted_n: the meetings it is over.
+    """
+
+    a: str
+    b: str
+    meetings: tuple[Meeting, ...]
+    rated: int
+    mean_difference: float | None
+    adjusted_difference: float | None
+    adjusted_low: float | None
+    adjusted_high: float | None
+    adjusted_n: int
+
+
+MATCHUP_MEETINGS = 500
+"""The most meetings a matchup shows (the latest)."""
+
+
+def matchup(session: Session, a: str, b: str, *, limit: int = MATCHUP_MEETINGS) -> Matchup:
+    """How the bots ``a`` and ``b`` (every version of each) fared at the tables they shared.
+
+    Raises:
+        NotFound: no bot of one of the names.
+        LeagueError: ``a`` and ``b`` are the same bot.
+    """
+    if a == b:
+        raise LeagueError("a bot meets no copy of itself in the league: name two bots")
+    ids = dict(session.execute(select(Bot.name, Bot.id).where(Bot.name.in_((a, b)))).all())
+    for name in (a, b):
+        if name not in ids:
+            raise NotFound(f"no bot named {name!r}")
+    first, second = aliased(MatchSeat), aliased(MatchSeat)
+    va, vb = aliased(BotVersion), aliased(BotVersion)
+    rows = session.execute(
+        select(
+            Match.id,
+            Match.finished_at,
+            Match.kind,
+            va.number,
+            vb.number,
+            first.place,
+            second.place,
+            first.luck,
+            second.luck,
+        )
+        .join(first, first.match_id == Match.id)
+        .join(va, va.id == first.version_id)
+        .join(second, second.match_id == Match.id)
+        .join(vb, vb.id == second.version_id)
+        .where(
+            va.bot_id == ids[a],
+            vb.bot_id == ids[b],
+            Match.status == MatchStatus.FINISHED,
+            first.place.is_not(None),
+            second.place.is_not(None),
+        )
+        .order_by(Match.id.desc())
+        .limit(limit)
+    ).all()
+    meetings = tuple(
+        Meeting(
+            match=m,
+            finished=finished,
+            challenge=kind is MatchKind.CHALLENGE,
+            versions=(int(na), int(nb)),
+            places=(counted_place(pa), counted_place(pb)),
+            adjusted=None
+            if la is None or lb is None
+            else (counted_place(pa) - la, counted_place(pb) - lb),
+        )
+        for m, finished, kind, na, nb, pa, pb, la, lb in reversed(rows)
+    )
+    rated = [m for m in meetings if not m.challenge]
+    raw = [float(m.places[1] - m.places[0]) for m in rated]
+    adjusted = [m.adjusted[1] - m.adjusted[0] for m in rated if m.adjusted is not None]
+    mean_adj, low, high = (None, None, None)
+    if adjusted:
+        mean_adj, low, high = _interval(
+            (len(adjusted), sum(adjusted), sum(x * x for x in adjusted))
+        )
+    return Matchup(
+        a=a,
+        b=b,
+        meetings=meetings,
+        rated=len(rated),
+        mean_difference=sum(raw) / len(raw) if raw else None,
+        adjusted_difference=mean_adj,
+        adjusted_low=low,
+        adjusted_high=high,
+        adjusted_n=len(adjusted),
+    )

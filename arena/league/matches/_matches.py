@@ -31,6 +31,7 @@ from sqlalchemy import (
     Index,
     Integer,
     String,
+    case,
     select,
     update,
 )
@@ -43,12 +44,14 @@ from arena.league.bots._bots import Bot, BotVersion, seat_name
 __all__ = [
     "ClaimedMatch",
     "Match",
+    "MatchKind",
     "MatchSeat",
     "MatchStatus",
     "claim_match",
     "claimable",
     "enqueue_match",
     "finish_match",
+    "play_order",
     "renew_lease",
     "requeue_expired",
     "seat_names",
@@ -64,6 +67,15 @@ class MatchStatus(StrEnum):
     """Claimed by a worker whose lease (owner, expiry) is on the row."""
     FINISHED = "finished"
     """Its result is recorded; it never changes again."""
+
+
+class MatchKind(StrEnum):
+    """Why a match is played."""
+
+    RATED = "rated"
+    """Scheduled by the league: it counts for the ratings and the standings."""
+    CHALLENGE = "challenge"
+    """Asked for by a bot's owner against bots of their choice: never rated (docs/league.md)."""
 
 
 class Match(Base):
@@ -97,6 +109,20 @@ class Match(Base):
     rotation: Mapped[int] = mapped_column(Integer(), default=0)
     # The order in which results were counted (1, 2, …): ratings are a fold in this order.
     result_seq: Mapped[int | None] = mapped_column(Integer(), unique=True)
+    kind: Mapped[MatchKind] = mapped_column(
+        Enum(
+            MatchKind,
+            name="match_kind",
+            native_enum=False,
+            length=16,
+            create_constraint=True,
+            values_callable=enum_values,
+        ),
+        default=MatchKind.RATED,
+        server_default=MatchKind.RATED.value,
+    )
+    # Who asked for a challenge (None for a rated match).
+    requested_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), index=True)
 
 
 class MatchSeat(Base):
@@ -137,15 +163,33 @@ class ClaimedMatch:
     lease_expires: dt.datetime
 
 
-def enqueue_match(session: Session, seats: Sequence[int], *, now: dt.datetime | None = None) -> int:
+def enqueue_match(
+    session: Session,
+    seats: Sequence[int],
+    *,
+    now: dt.datetime | None = None,
+    kind: MatchKind = MatchKind.RATED,
+    requested_by: int | None = None,
+    seed: str = "",
+) -> int:
     """Queue a match of the versions ``seats`` (seat 0 first); return its id.
+
+    ``kind``, ``requested_by`` and ``seed`` (hex; secret until the match is over) are stored
+    as given: a challenge has all three (``_challenges.py``).
 
     Raises:
         LeagueError: fewer than 2 seats, or a version seated twice.
     """
     if len(seats) < 2 or len(set(seats)) != len(seats):
         raise LeagueError(f"a match needs 2 or more different versions (got {list(seats)})")
-    match = Match(status=MatchStatus.QUEUED, attempts=0, created=now or utcnow())
+    match = Match(
+        status=MatchStatus.QUEUED,
+        attempts=0,
+        created=now or utcnow(),
+        kind=kind,
+        requested_by=requested_by,
+        seed=seed,
+    )
     session.add(match)
     session.flush()
     session.add_all(MatchSeat(match_id=match.id, seat=i, version_id=v) for i, v in enumerate(seats))
@@ -163,9 +207,11 @@ def claim_match(
 ) -> ClaimedMatch | None:
     """Claim the oldest queued match for ``worker`` with a lease of ``lease``; None if none.
 
-    One statement picks and claims: ``UPDATE … WHERE id = (the oldest queued) AND status =
-    'queued'``. On PostgreSQL the inner select skips rows another claim has locked
-    (``FOR UPDATE SKIP LOCKED``), so concurrent workers take different matches without
+    Challenges go first (oldest first), then rated matches: an owner waits for a challenge
+    no longer than for a slot (docs/league.md; how many there may be is bounded where they
+    are asked for). One statement picks and claims: ``UPDATE … WHERE id = (the oldest
+    queued) AND status = 'queued'``. On PostgreSQL the inner select skips rows another claim
+    has locked (``FOR UPDATE SKIP LOCKED``), so concurrent workers take different matches without
     waiting for each other; SQLite runs one writing transaction at a time. Commit soon
     after: until then the claim holds its row lock (or SQLite's write lock).
 
@@ -183,7 +229,7 @@ def claim_match(
         target = (
             select(Match.id)
             .where(claimable(now))
-            .order_by(Match.id)
+            .order_by(*play_order())
             .limit(1)
             .with_for_update(skip_locked=True)
             .scalar_subquery()
@@ -267,6 +313,11 @@ def finish_match(
         .returning(Match.id)
     ).scalar_one_or_none()
     return finished is not None
+
+
+def play_order() -> tuple[Any, ...]:
+    """The order queued matches are played in: challenges first, then by id (oldest first)."""
+    return (case((Match.kind == MatchKind.CHALLENGE, 0), else_=1), Match.id)
 
 
 def claimable(now: dt.datetime) -> Any:

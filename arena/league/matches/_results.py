@@ -61,7 +61,7 @@ from arena.league.bots._bots import (
     inherited_rating,
     zero_stats,
 )
-from arena.league.matches._matches import Match, MatchSeat, finish_match
+from arena.league.matches._matches import Match, MatchKind, MatchSeat, finish_match
 from arena.league.matches._suspensions import charge_voids, void_causes
 from flipflop import to_jsonable
 
@@ -211,6 +211,9 @@ def record_result(
     _check_fits(match_id, len(versions), result)
     if not finish_match(session, match_id, worker, result, replay_sha256=replay_sha256, now=now):
         return False
+    if session.scalar(select(Match.kind).where(Match.id == match_id)) is MatchKind.CHALLENGE:
+        _record_challenge(session, match_id, len(versions), result)
+        return True
     faults = Tally(int(f["seat"]) for f in result["faults"])
     if result["void"]:
         _ensure_stats(session, versions)
@@ -273,6 +276,35 @@ def record_result(
         )
     session.execute(_ADD_TO_STATS, deltas)
     return True
+
+
+def _record_challenge(
+    session: Session, match_id: int, seats: int, result: Mapping[str, Any]
+) -> None:
+    """A challenge's places and chips on its seats, and nothing more: it is never rated.
+
+    No ``result_seq``, rating, running sums or fault charge: neither the standings, nor the
+    scheduler's placement counts, nor suspensions take it into account (``_challenges.py``).
+    A void one leaves its seats empty.
+    """
+    if result["void"]:
+        return
+    luck = result["luck"]
+    session.execute(
+        _SET_SEAT,
+        [
+            {
+                "b_match": match_id,
+                "b_seat": seat,
+                "b_place": result["placements"][seat],
+                "b_chips": result["bankrolls"][seat],
+                "b_luck": None if luck is None else luck[seat],
+                "b_mu": None,
+                "b_sigma": None,
+            }
+            for seat in range(seats)
+        ],
+    )
 
 
 _STATS_TABLE = cast(Table, VersionStats.__table__)

@@ -43,7 +43,7 @@ from arena.league._db import utcnow
 from arena.league.accounts._accounts import User
 from arena.league.bots._bots import DEFAULT_SIGMA, Bot, BotVersion, VersionStats
 from arena.league.matches._leaderboard import schedulable
-from arena.league.matches._matches import Match, MatchSeat, MatchStatus
+from arena.league.matches._matches import Match, MatchKind, MatchSeat, MatchStatus
 from arena.league.matches._results import take_counter
 
 __all__ = ["GROUPS_COUNTER", "PLAYED_WEIGHT", "RATING_NOISE", "schedule"]
@@ -117,8 +117,10 @@ def schedule(
             f"max_per_version ({max_per_version}) is below the smallest table ({low}): "
             "no version could be seated"
         )
-    queued = session.scalar(
-        select(func.count()).select_from(Match).where(Match.status == MatchStatus.QUEUED)
+    queued = session.scalar(  # rated ones: challenges are asked for, not scheduled
+        select(func.count())
+        .select_from(Match)
+        .where(Match.status == MatchStatus.QUEUED, Match.kind == MatchKind.RATED)
     )
     need = target_queued - int(queued or 0)
     if need <= 0:

@@ -19,6 +19,7 @@ from arena.league import (
     open_league,
     unit_of_work,
 )
+from arena.league._home import ChallengeLimits
 
 
 def _init(runner: CliRunner, home: Path, *args: str) -> str:
@@ -147,6 +148,13 @@ def test_league_toml_settings_are_read_and_checked(tmp_path: Path) -> None:
         LeagueConfig.parse('[league]\nname = "x"\n[uploads]\nmax_filez = 5\n', "league.toml")
     with pytest.raises(LeagueConfigError, match="submissions_per_day must be a whole number"):
         LeagueConfig.parse('[league]\nname = "x"\nsubmissions_per_day = 0\n', "league.toml")
+    limited = LeagueConfig.parse(
+        '[league]\nname = "x"\n[challenges]\nper_day = 2\nat_once = 3\n', "league.toml"
+    )
+    assert ChallengeLimits(per_day=2, at_once=3) == limited.challenges
+    assert limited == LeagueConfig.parse(limited.to_toml(), "league.toml")
+    with pytest.raises(LeagueConfigError, match="per_day must be a whole number of 1 or more"):
+        LeagueConfig.parse('[league]\nname = "x"\n[challenges]\nper_day = 0\n', "league.toml")
 
 
 def test_init_on_postgresql_and_refusing_a_database_with_a_league(

@@ -25,9 +25,21 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
-from arena.league import League, MatchStatus
-from tests.arena.league.test_executor import add_versions, bundled, matches, new_league, statuses
+from arena.league import League, MatchSeat, MatchStatus, unit_of_work
+from arena.league.accounts._accounts import User
+from arena.league.bots._bots import Bot, BotVersion
+from arena.league.matches._challenges import request_challenge
+from arena.league.matches._matches import MatchKind
+from tests.arena.league.test_executor import (
+    add_versions,
+    bundled,
+    matches,
+    new_league,
+    slow_bot,
+    statuses,
+)
 from tests.arena.league.test_service import check_counts_and_ratings, server_log, wait_healthy
 from tests.served import WAIT_S, free_port, start_server, wait_for
 
@@ -104,3 +116,59 @@ def test_sigkill_at_random_points_loses_and_doubles_no_match(
         assert m.replay_sha256 is not None and league.artifacts.exists(m.replay_sha256)
     assert any(m.attempts > 1 for m in final), f"no kill interrupted a match (seed {seed})"
     assert check_counts_and_ratings(league) > 0
+
+
+@pytest.mark.slow
+def test_a_challenge_killed_while_it_plays_is_played_again_once_and_rated_never(
+    league: League, server_log: Path, tmp_path: Path
+) -> None:
+    """SIGKILL while a challenge is played: after a restart it is played again, once.
+
+    A slow bot asks for a challenge against two bundled bots; a server that schedules
+    nothing claims it; it is killed with SIGKILL while the match is played, and a second
+    server plays it again and is stopped with SIGTERM. Then the challenge is the one match:
+    finished once with its replay, played twice (attempts), its places stored, no result
+    number; ratings and version sums are those of before, as a recomputation says.
+    """
+    [slow, *_] = add_versions(
+        league, [slow_bot(tmp_path / "slow", 0.05), bundled("greedy"), bundled("counter")]
+    )
+    with unit_of_work(league.sessions) as session:
+        bot, owner = session.execute(
+            select(Bot.name, User.name)
+            .join(BotVersion, BotVersion.bot_id == Bot.id)
+            .join(User, User.id == Bot.owner_id)
+            .where(BotVersion.id == slow)
+        ).one()
+        others = [n for n in session.scalars(select(Bot.name)) if n != bot]
+        before = sorted(session.execute(select(BotVersion.id, BotVersion.rating_mu)).all())
+        challenge = request_challenge(session, league, owner, bot, others)
+    options = ("--slots", "1", "--lease", "3", "--hand-cap", "40", "--no-schedule")
+    first = start_server(league.home, free_port(), server_log, *options)
+    try:
+        wait_for("the challenge played", lambda: statuses(league) == {MatchStatus.RUNNING: 1})
+        time.sleep(1.0)  # well into the match: its bots started and deciding
+    finally:
+        first.kill()
+        first.wait(timeout=WAIT_S)
+    assert {MatchStatus.RUNNING: 1} == statuses(league), "killed before it finished"
+    second = start_server(league.home, free_port(), server_log, *options)
+    try:
+        wait_for("the challenge finished", lambda: statuses(league) == {MatchStatus.FINISHED: 1})
+        second.send_signal(signal.SIGTERM)
+        assert 0 == second.wait(timeout=WAIT_S)
+    finally:
+        if second.poll() is None:
+            second.kill()
+            second.wait()
+    [row] = matches(league)
+    assert (challenge, MatchKind.CHALLENGE, None) == (row.id, row.kind, row.result_seq)
+    assert row.attempts >= 2 and row.result is not None and not row.result["void"]
+    assert row.replay_sha256 is not None and league.artifacts.exists(row.replay_sha256)
+    with unit_of_work(league.sessions) as session:
+        places = list(
+            session.scalars(select(MatchSeat.place).where(MatchSeat.match_id == challenge))
+        )
+        assert [1, 2, 3] == sorted(p for p in places if p is not None)
+        assert before == sorted(session.execute(select(BotVersion.id, BotVersion.rating_mu)).all())
+    assert 0 == check_counts_and_ratings(league)

@@ -53,6 +53,7 @@ from arena.league._metrics import (
 )
 from arena.league._service import LeagueService
 from arena.league.bots._bots import VersionStats
+from arena.league.matches._matches import MatchKind
 from arena.league.matches._results import RESULTS_COUNTER, Counter, recompute_ratings
 from arena.sandbox import Sandbox
 from tests.arena.league.test_executor import (
@@ -113,9 +114,10 @@ def check_counts_and_ratings(league: League) -> int:
     """Assert every counted result was counted once, in order; return how many were counted.
 
     The results' sequence numbers are 1..N without a gap or a repeat, as the results
-    counter says; a finished match has them exactly when it was not void; each version's
-    sums in ``version_stats`` (matches, first places, places) are those of its counted
-    seats; the stored ratings are those recomputed from the stored places in result order.
+    counter says; a finished rated match has them exactly when it was not void, a challenge
+    never; each version's sums in ``version_stats`` (matches, first places, places) are
+    those of its counted seats (a challenge's seats are not counted); the stored ratings are
+    those recomputed from the stored places in result order.
     """
     rows = matches(league)
     for m in rows:
@@ -125,6 +127,7 @@ def check_counts_and_ratings(league: League) -> int:
     assert list(range(1, len(seqs) + 1)) == seqs
     for m in rows:
         counted = m.status is MatchStatus.FINISHED and m.result is not None and not m.result["void"]
+        counted = counted and m.kind is MatchKind.RATED
         assert counted == (m.result_seq is not None), f"match {m.id}"
     with unit_of_work(league.sessions) as session:
         assert len(seqs) == (session.get(Counter, RESULTS_COUNTER) or Counter(value=0)).value
@@ -148,7 +151,8 @@ def check_counts_and_ratings(league: League) -> int:
                     func.sum(case((MatchSeat.place == 1, 1), else_=0)),
                     func.sum(MatchSeat.place),
                 )
-                .where(MatchSeat.place.is_not(None))
+                .join(Match, Match.id == MatchSeat.match_id)
+                .where(MatchSeat.place.is_not(None), Match.kind == MatchKind.RATED)
                 .group_by(MatchSeat.version_id)
             )
         }

@@ -8,6 +8,7 @@ click with the credentials ``arena login`` stores, in a private config directory
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -263,3 +264,51 @@ def test_versions_lists_them_and_activate_rolls_back(served: Served) -> None:
     )
     unknown = served.run("activate", "roll", "9", login=served.alice)
     assert 2 == unknown.exit_code, unknown.output
+
+
+def test_a_challenge_is_played_now_told_and_never_rated(served: Served) -> None:
+    """``arena challenge`` of alice's bot against two house bots: played at once, never rated.
+
+    Bob cannot challenge with alice's bot (exit 2, one sentence); alice's challenge is queued,
+    played and its places printed with the command that fetches its replay (exit 0). The API
+    marks it a challenge asked for by alice, with no rating after it; her bot's standing
+    counts no match; the two bots' meetings list it.
+    """
+    bot = bot_copy(served, REPO / "bots" / "random", "challenge")
+    submitted = served.run("submit", str(bot), "--name", "chal", "--poll", POLL, login=served.alice)
+    assert 0 == submitted.exit_code, submitted.output
+    refused = served.run(
+        "challenge", "chal", "greedy", "counter", "--url", served.url, token=served.bob
+    )
+    assert 2 == refused.exit_code, refused.output
+    assert "only its owner challenges" in " ".join(refused.output.split())
+    done = served.run(
+        "challenge",
+        "chal",
+        "greedy",
+        "counter",
+        "--poll",
+        POLL,
+        "--url",
+        served.url,
+        token=served.alice,
+    )
+    assert 0 == done.exit_code, done.output
+    found = re.search(r"challenge: match (\d+), seat 0 ", done.stdout)
+    assert found is not None, done.stdout
+    match_id = int(found.group(1))
+    assert f"its replay: arena league replay {match_id} -o m{match_id}.jsonl" in done.stdout
+    assert 3 == len(re.findall(r"^  [123]\. ", done.stdout, flags=re.MULTILINE)), done.stdout
+    with LeagueClient(served.url, served.alice) as client:
+        match = client.match(match_id)
+        standing = next(r for r in client.leaderboard()["standings"] if r["bot"] == "chal")
+        meetings = client.matchup("chal", "greedy")
+    assert ("challenge", "alice", "finished") == (
+        match["kind"],
+        match["requested_by"],
+        match["status"],
+    )
+    assert [None, None, None] == [s["rating_after"] for s in match["seats"]]
+    assert 0 == standing["matches"]
+    assert [match_id] == [m["match"] for m in meetings["meetings"]]
+    assert (0, True) == (meetings["rated"], meetings["meetings"][0]["challenge"])

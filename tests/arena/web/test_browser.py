@@ -10,6 +10,7 @@ file, a version's status, who sees notes and logs.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -422,6 +423,37 @@ def test_the_owner_sees_the_fork_command_at_each_decision_of_their_bot(
                 assert not page.locator("#v-fork").is_visible(), f"{OTHER} at {hand}.{k}"
     finally:
         other.close()
+
+
+def test_an_owner_challenges_from_the_bot_page_and_sees_the_match(
+    page: Page, served: ServedLeague
+) -> None:
+    """Alice fills the challenge form of her noter: its match page is a challenge of hers.
+
+    Then the match is played (the served league's executor), and the noter's page lists it
+    among its recent matches, marked as a challenge.
+    """
+    sign_in(page, served, OWNER)
+    page.goto(f"/bots/{NOTER}")
+    page.fill("#challenge-form input[name=opponents]", "bob-counter carol-counter")
+    page.click("#challenge-form button[type=submit]")
+    page.wait_for_url(re.compile(r"/matches/\d+$"))
+    assert page.locator("#challenge").is_visible()
+    assert "asked for by alice" in (page.locator("main").text_content() or "")
+    match_id = int(page.url.rsplit("/", 1)[1])
+    answer = page.request.get(f"/api/v1/matches/{match_id}")
+    assert ("challenge", OWNER) == (answer.json()["kind"], answer.json()["requested_by"])
+
+    def finished() -> bool:
+        return bool(page.request.get(f"/api/v1/matches/{match_id}").json()["status"] == "finished")
+
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while not finished():
+        assert time.monotonic() < deadline, f"match {match_id} did not finish"
+        time.sleep(0.2)
+    page.goto(f"/bots/{NOTER}")
+    row = page.locator(f"#recent tr:has(a[href='/matches/{match_id}'])")
+    assert row.locator(".tag.challenge").is_visible()
 
 
 # ---------------------------------------------------------------------- live

@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import delete, select
 
 from arena.executors._http import serve_in_thread
 from arena.league import (
@@ -640,6 +641,62 @@ def test_an_owner_rolls_back_to_a_retired_version_from_its_page(
         assert VersionStatus.ACTIVE is get_version(session, "gamma", 1).status
         assert VersionStatus.RETIRED is get_version(session, "gamma", 2).status
     assert "status-active" in browser.get("/bots/gamma/versions/1").text
+
+
+def test_an_owner_challenges_from_the_bot_page_and_others_cannot(
+    site: Site, browser: httpx.Client
+) -> None:
+    """Alpha's page offers alice a challenge form; it queues a challenge shown as one.
+
+    Bob sees no form on it, and his post is refused (403); a post without the CSRF token
+    too. The challenge is removed afterwards: the module's league is shared.
+    """
+    sign_in(browser, site.tokens["bob"])
+    assert 'id="challenge-form"' not in browser.get("/bots/alpha").text
+    page = browser.get("/bots/beta")
+    refused = browser.post(
+        "/bots/alpha/challenge", data={"csrf": csrf_of(page), "opponents": "beta gamma"}
+    )
+    assert 403 == refused.status_code
+    with httpx.Client(base_url=site.url, timeout=60) as alice:
+        sign_in(alice, site.tokens["alice"])
+        page = alice.get("/bots/alpha")
+        assert 'id="challenge-form"' in page.text
+        assert (
+            403 == alice.post("/bots/alpha/challenge", data={"opponents": "beta gamma"}).status_code
+        )
+        answer = alice.post(
+            "/bots/alpha/challenge", data={"csrf": csrf_of(page), "opponents": "beta, gamma"}
+        )
+        assert 303 == answer.status_code
+        found = re.fullmatch(r"/matches/(\d+)", answer.headers["location"])
+        assert found is not None
+        match_id = int(found.group(1))
+        try:
+            shown = alice.get(answer.headers["location"]).text
+            assert 'id="challenge"' in shown and "asked for by <strong>alice</strong>" in shown
+            again = alice.post(
+                "/bots/alpha/challenge", data={"csrf": csrf_of(page), "opponents": "beta gamma"}
+            )
+            assert 429 == again.status_code and "queued or running" in again.text
+        finally:
+            with unit_of_work(site.league.sessions) as session:
+                session.execute(delete(MatchSeat).where(MatchSeat.match_id == match_id))
+                session.execute(delete(Match).where(Match.id == match_id))
+
+
+def test_two_bots_meetings_page_lists_their_matches(site: Site, browser: httpx.Client) -> None:
+    """``/bots/alpha/vs/beta``: each finished meeting, places of both; the difference told."""
+    page = browser.get("/bots/alpha/vs/beta")
+    assert 200 == page.status_code
+    with unit_of_work(site.league.sessions) as session:
+        met = sorted(
+            m.id for m in session.scalars(select(Match).where(Match.status == MatchStatus.FINISHED))
+        )
+    assert met == [int(x) for x in re.findall(r'<tr data-match="(\d+)">', page.text)]
+    assert f"{len(met)} meetings at one table" in page.text
+    assert "no meeting with a luck estimate yet" in page.text
+    assert 404 == browser.get("/bots/alpha/vs/nobody").status_code
 
 
 # ------------------------------------------------------------------ bounded requests

@@ -345,6 +345,16 @@ MATRIX = [
         OWNER_AND_ADMIN,
     ),
     Row("POST", "/api/v1/bots/{name}/versions/{number}/activate", V1, OWNER_AND_ADMIN),
+    # Only a bot's owner challenges with it: the owner reaches the use case, which refuses
+    # one opponent (400), so the matrix queues no match.
+    Row(
+        "POST",
+        "/api/v1/bots/{name}/challenges",
+        BOT,
+        (401, 403, 400, 403),
+        body={"opponents": ["beta"]},
+    ),
+    Row("GET", "/api/v1/bots/{name}/vs/{other}", {"name": "alpha", "other": "beta"}, OPEN),
     Row("POST", "/api/v1/bots/{name}/disable", {"name": "gamma"}, ADMIN_ONLY),
     Row("POST", "/api/v1/bots/{name}/enable", {"name": "gamma"}, ADMIN_ONLY),
     Row("GET", "/api/v1/leaderboard", {}, OPEN),
