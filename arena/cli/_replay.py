@@ -124,7 +124,8 @@ def replay(
     match id and players, every earlier decision of its seat asked (the recorded actions are
     played), every hand's end. Its answer at --at is printed beside the recorded one, both
     notes too; with --all-decisions, every decision where it would have played otherwise.
-    Exit code 1 when it would have played otherwise (or faulted) at a decision asked.
+    Exit code 1 when it would have played otherwise (or faulted) at --at, or at any decision
+    with --all-decisions.
 
     \b
     Examples:
@@ -162,7 +163,8 @@ def replay(
             raise ArenaCliError(str(e)) from e
     asked = clean(manifest.name, 40)
     told = tell_answers(rep, answers, player_names(rep), asked)
-    shown = told if where is not None else [t for t in told if t.differs]
+    # At --at: that decision (the earlier ones were asked only to live through the match).
+    shown = told[-1:] if where is not None else [t for t in told if t.differs]
     for t in shown:
         click.echo(f"{t.at}  seat {t.seat}")
         click.echo(f"  recorded  {t.recorded}" + _note(t.recorded_note))
@@ -170,7 +172,7 @@ def replay(
         if t.fault:
             click.echo(f"  FAULT     {t.fault}")
         click.echo("  -> " + ("plays otherwise" if t.differs else "the same"))
-    differ = sum(t.differs for t in told)
+    differ = sum(t.differs for t in shown)
     if where is None:
         click.echo(
             f"{asked} would have played otherwise at {differ} of the {len(told)} decisions of"

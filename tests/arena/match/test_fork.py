@@ -376,3 +376,20 @@ def test_arena_fork_writes_the_fork_and_shows_it_beside_the_original(tmp_path: P
         in result.output
     )
     assert played(GOLDEN / f"{name}.jsonl") == played(out)
+
+
+@pytest.mark.slow
+def test_arena_replay_at_a_decision_tells_that_decision_only(tmp_path: Path) -> None:
+    """``arena replay --at 27.58 --seat 3 --bot greedy``: one decision told, exit 1 (otherwise).
+
+    The decisions before it were asked too (the bot lives through the match), but only the
+    one at ``--at`` is told, and only it decides the exit code.
+    """
+    file = str(GOLDEN / "seeded-bots-4-seats.jsonl")
+    args = ["replay", file, "--at", "27.58", "--seat", "3", "--bot", "greedy"]
+    result = CliRunner().invoke(main, [*args, "--sandbox", "process"])
+    assert 1 == result.exit_code, result.output
+    told = [line for line in result.stdout.splitlines() if line and not line.startswith(" ")]
+    assert ["27.58  seat 3"] == told
+    assert "  recorded  seeded3 drops" in result.stdout
+    assert "  -> plays otherwise" in result.stdout
