@@ -46,9 +46,14 @@ class Job:
     """Its place in its duplicate group (0 for the first match of the group)."""
 
     @property
-    def lineage(self) -> tuple[int, int]:
-        """Which kept bot instances may play it (``arena.match._hosts``): never two of one group."""
-        return (self.rotation, self.attempt)
+    def deal(self) -> int:
+        """Its duplicate group: a kept bot instance never plays two (``arena.match._hosts``)."""
+        return self.planned.group
+
+    @property
+    def fresh(self) -> bool:
+        """It is played again after a void attempt: with new bot instances only."""
+        return self.attempt > 1
 
 
 @dataclass(frozen=True, slots=True)

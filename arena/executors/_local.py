@@ -1,8 +1,9 @@
 """The local pool: slots on this machine that play matches, keeping bots between them.
 
-One :class:`~arena.match._hosts.BotHost` serves every slot: a match takes the idle
-instances of its lineage, whichever slot played them last, so a bot is started once per
-lineage and match played at once, and never plays two rotations of one deck.
+One :class:`~arena.match._hosts.BotHost` serves every slot: a match takes idle instances
+that have not seen its deal (its duplicate group), whichever slot played them last, so a bot
+is started about once per match of it played at the same time, and never plays two
+rotations of one deck.
 """
 
 from __future__ import annotations
@@ -75,8 +76,8 @@ class LocalPool(Collector):
         self._by_name = {b.name: b for b in bots}
         self._jobs: queue.Queue[Job | None] = queue.Queue()
         self._scratch = Path(tempfile.mkdtemp(prefix="ffa-"))
-        # One host for every slot: a match takes the idle instances of its lineage, whichever
-        # slot played them last, so a bot is started once per lineage and match played at once.
+        # One host for every slot: a match takes idle instances that have not seen its deal,
+        # whichever slot played them last.
         self._host = BotHost(sandbox, self._scratch / "h")
         self._threads = [
             threading.Thread(target=self._work, name=f"match-{i}", daemon=True) for i in range(jobs)
@@ -111,7 +112,8 @@ class LocalPool(Collector):
                 sandbox=self._sandbox,
                 workdir=self._scratch / f"{p.match_id}-{job.attempt}",
                 host=self._host,
-                lineage=job.lineage,
+                deal=job.deal,
+                fresh=job.fresh,
                 replay_path=self._out / "replays" / f"{p.match_id}.jsonl",
                 logs_dir=self._out / "logs" / p.match_id,
                 clock=self._clock,

@@ -1,20 +1,24 @@
 """Bots that stay up: the instances a ladder keeps running from match to match.
 
 Starting every seat's bot for every match cost a third of a match's time, so a
-:class:`BotHost` keeps each instance after its match and seats it again in a later match with
-the same bot and **lineage**, as the protocol allows (one connection, one handshake, many
+:class:`BotHost` keeps each instance after its match and seats it again in a later match of
+the same bot, as the protocol allows (one connection, one handshake, many
 ``StartMatch``/``EndMatch``). One host serves all of a ladder's parallel slots: a match takes
-an idle instance of its lineage whichever slot played it last, and an instance plays one match
-at a time. A bot may keep memory
-across the matches of one instance (docs/arena.md).
+an idle instance whichever slot played it last, and an instance plays one match at a time. A
+bot may keep memory across the matches of one instance (docs/arena.md).
 
 **What reuse must never reveal.** The matches of a duplicate group share their decks (docs/
 arena.md), so an instance that played one rotation of a group would know the cards of the
-next. The ladder gives every match a lineage, (rotation within the group, attempt), and an
-instance only plays matches of its own lineage: two matches of one group never share one,
-and a void match's replay (attempt 2) meets only fresh instances. Groups' decks are
-independent keyed shuffles, so what an instance remembers of one group says nothing about
-another's.
+next. Each match names its **deal** (its duplicate group) and every instance remembers the
+deals it was seated for: an instance is seated only for a deal it has not seen, so two
+matches of one group never share one, whatever the plan's shape. A void match's replay asks
+for fresh instances only. Groups' decks are independent keyed shuffles, so what an instance
+remembers of one group says nothing about another's. So a bot is started about once per
+match it plays at the same time as another of its matches, not once per rotation.
+
+**Idle instances are bounded.** At most ``max_idle`` instances are kept idle (the longest
+idle are stopped first), and one idle past ``idle_s`` seconds is stopped when the host is
+next used: a ladder of many bots does not keep all of them running.
 
 **When an instance is replaced.** After a match an instance is stopped rather than kept
 when its bot is gone (a crash is charged to the match it happened in, and the next match
@@ -34,8 +38,9 @@ from __future__ import annotations
 import contextlib
 import shutil
 import threading
+import time
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.match._relay import Relay, relay_for
@@ -44,9 +49,13 @@ from arena.sandbox._base import stop_all
 from flipflop import BotClient, BotManifest
 from flipflop._client import BotIdentity
 
-__all__ = ["BotHost", "Seated"]
+__all__ = ["IDLE_S", "MAX_IDLE", "BotHost", "Seated"]
 
 _COPY_CHUNK = 1 << 16
+MAX_IDLE = 64
+"""Instances a host keeps idle at most (a ladder's slots seldom need more between matches)."""
+IDLE_S = 300.0
+"""Seconds an instance may stay idle before it is stopped (when the host is next used)."""
 
 
 @dataclass(eq=False)
@@ -57,9 +66,11 @@ class Seated:
     (a fresh instance); a kept one has both.
     """
 
-    key: tuple[str, Hashable, int]
+    name: str
     bot: RunningBot
     workdir: Path
+    seen: set[Hashable] = field(default_factory=set)
+    """The deals (duplicate groups) it has been seated for: it never plays one again."""
     client: BotClient | None = None
     identity: BotIdentity | None = None
     matches: int = 0
@@ -70,6 +81,8 @@ class Seated:
     """Its dropped-output count when this match began."""
     last_log: Path | None = None
     """The match log its output went to last."""
+    idle_since: float = 0.0
+    """When it was given back (``time.monotonic``), while it is idle."""
 
     def dropped_now(self) -> int:
         """Output bytes dropped past the log cap while seated for this match."""
@@ -83,33 +96,53 @@ class BotHost:
         sandbox: starts the instances.
         workdir: scratch space for them (keep it short: unix socket paths are limited).
         reuse: False stops every instance after its match (``run_match`` on its own).
+        max_idle: the most instances kept idle; past it the longest idle are stopped.
+        idle_s: an instance idle this long is stopped when the host is next used.
 
     Attributes:
         starts: instances started so far.
     """
 
-    def __init__(self, sandbox: Sandbox, workdir: Path, *, reuse: bool = True) -> None:
+    def __init__(
+        self,
+        sandbox: Sandbox,
+        workdir: Path,
+        *,
+        reuse: bool = True,
+        max_idle: int = MAX_IDLE,
+        idle_s: float = IDLE_S,
+    ) -> None:
         self.sandbox = sandbox
         self.workdir = workdir
         self.reuse = reuse
+        self.max_idle = max_idle
+        self.idle_s = idle_s
         self.relay: Relay | None = relay_for(sandbox)
         """Guards every instance's connections against frame floods (``arena.match._relay``)."""
         self.starts = 0
-        self._idle: dict[tuple[str, Hashable, int], Seated] = {}
+        self._idle: list[Seated] = []  # the longest idle first
         self._lock = threading.Lock()  # a match's seats start in parallel
 
-    def take(self, bot: BotManifest, lineage: Hashable, occurrence: int, label: str) -> Seated:
-        """The kept instance of ``bot`` for ``lineage``, or a new one (not yet serving).
+    def take(self, bot: BotManifest, deal: Hashable, label: str, *, fresh: bool = False) -> Seated:
+        """An idle instance of ``bot`` that has not seen ``deal``, or a new one (not yet serving).
 
-        ``occurrence`` tells apart copies of one bot at one table (0 for the first).
+        ``fresh`` asks for a new instance whatever is kept (a void match played again). The
+        instance is seated for ``deal`` from now on, whatever comes of the match.
 
         Raises:
             SandboxError: a new instance cannot be started.
         """
-        key = (bot.name, lineage, occurrence)
-        with self._lock:
-            kept = self._idle.pop(key, None)
-        if kept is not None:
+        self._reclaim()
+        while not fresh:
+            with self._lock:
+                kept = next(
+                    (s for s in reversed(self._idle) if s.name == bot.name and deal not in s.seen),
+                    None,
+                )
+                if kept is None:
+                    break
+                self._idle.remove(kept)
+                kept.seen.add(deal)
             if kept.bot.exit_status() is None:
                 kept.matches += 1
                 kept.dropped_from = kept.bot.dropped_log_bytes()
@@ -121,7 +154,7 @@ class BotHost:
         running: RunningBot = self.sandbox.start(bot, workdir, label)
         if self.relay is not None:
             running = self.relay.guard(running)
-        return Seated(key, running, workdir, matches=1)
+        return Seated(bot.name, running, workdir, {deal}, matches=1)
 
     def give_back(self, seated: Seated, log_to: Path, *, keep: bool) -> None:
         """After its match: hand the match its part of the log; keep the instance or stop it.
@@ -134,13 +167,34 @@ class BotHost:
             self._stop(seated)
         self._hand_log(seated, log_to)
         if keep:
-            self._idle[seated.key] = seated
+            seated.idle_since = time.monotonic()
+            with self._lock:
+                self._idle.append(seated)
+                surplus = self._idle[: max(0, len(self._idle) - self.max_idle)]
+                del self._idle[: len(surplus)]
+            for s in surplus:
+                self._retire(s)
         else:
             shutil.rmtree(seated.workdir, ignore_errors=True)
 
+    @property
+    def idle(self) -> int:
+        """Instances kept idle now."""
+        return len(self._idle)
+
+    def _reclaim(self) -> None:
+        """Stop the instances idle past ``idle_s``."""
+        cutoff = time.monotonic() - self.idle_s
+        with self._lock:
+            stale = [s for s in self._idle if s.idle_since < cutoff]
+            self._idle = [s for s in self._idle if s.idle_since >= cutoff]
+        for s in stale:
+            self._retire(s)
+
     def close(self) -> None:
         """Stop every kept instance (at once); their last output goes to their last match."""
-        kept, self._idle = list(self._idle.values()), {}
+        with self._lock:
+            kept, self._idle = list(self._idle), []
         for s in kept:
             if s.client is not None:
                 s.client.close()

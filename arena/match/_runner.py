@@ -318,16 +318,18 @@ class _Match:
         logs_dir: Path,
         cancel: threading.Event | None,
         host: BotHost,
-        lineage: Hashable,
+        deal: Hashable,
         announce: MatchConfig | None = None,
         *,
+        fresh: bool = False,
         names: Sequence[str] = (),
         state: MatchState | None = None,
         script: Sequence[Scripted] = (),
     ) -> None:
         self.match_id = match_id
         self.host = host
-        self.lineage = lineage
+        self.deal = deal
+        self.fresh = fresh
         self.logs_dir = logs_dir
         self.cancel = cancel
         self.seed = seed
@@ -345,8 +347,6 @@ class _Match:
             _Seat(i, m, seat_names[i], "" if m is None else m.version, bank_ms=clock.time_bank_ms)
             for i, m in enumerate(bots)
         ]
-        # Copies of one bot at a table are told apart (each its own instance).
-        self.occurrence = [seat_names[:i].count(n) for i, n in enumerate(seat_names)]
 
     # -------------------------------------------------------------- faults
 
@@ -391,7 +391,7 @@ class _Match:
         try:
             # Above the arena's cap: refused before anything is started.
             budget = self.sandbox.limits.start_timeout_for(s.manifest)
-            seated = self.host.take(s.manifest, self.lineage, self.occurrence[s.seat], label)
+            seated = self.host.take(s.manifest, self.deal, label, fresh=self.fresh)
             s.seated = seated
             if seated.client is None:  # a new instance: see it serve, then handshake
                 client = wait_serving(seated.bot, s.name, budget, self.cancel)
@@ -880,7 +880,8 @@ def run_match(
     clock: TimeControl | None = None,
     cancel: threading.Event | None = None,
     host: BotHost | None = None,
-    lineage: Hashable = 0,
+    deal: Hashable = 0,
+    fresh: bool = False,
     announce: MatchConfig | None = None,
     state: MatchState | None = None,
     script: Sequence[Scripted] = (),
@@ -894,8 +895,9 @@ def run_match(
     makes the match raise MatchCancelled at its next decision.
 
     Without ``host`` every bot is started for this match and stopped after it, whatever
-    happens. With one (a ladder slot's), the instances it keeps for ``lineage`` are seated
-    and given back to it after the match (``arena.match._hosts``); ``workdir`` is then unused.
+    happens. With one (a ladder slot's), instances it keeps that have not seen ``deal`` (the
+    match's duplicate group) are seated, or new ones, and given back to it after the match
+    (``arena.match._hosts``); ``fresh`` asks for new ones only (a void match played again).
 
     ``announce`` is the rules the bots are told at the start (``MatchInfo``), if not
     ``config``: a league's validation match is told the league's rules, so that a bot cannot
@@ -920,8 +922,9 @@ def run_match(
         logs_dir,
         cancel,
         host,
-        lineage,
+        deal,
         announce,
+        fresh=fresh,
         state=state,
         script=script,
     )

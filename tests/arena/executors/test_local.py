@@ -36,8 +36,8 @@ def pool(out: Path, cancel: threading.Event) -> LocalPool:
 def test_jobs_come_back_as_records_with_their_replays(tmp_path: Path) -> None:
     """Two groups of one rotation each: two records, two replays, each bot started once.
 
-    Both jobs are rotation 0 of their group, so they share a lineage and the second meets the
-    instances the first kept: three starts, not six.
+    The two jobs are of two groups, so the second meets the instances the first kept: three
+    starts, not six.
     """
     out = tmp_path / "out"
     jobs = [Job(PlannedMatch(i, f"m{i:05d}", i, NAMES), attempt=1) for i in range(2)]

@@ -3,7 +3,8 @@
 Real bots in the process sandbox over gRPC; each proves one promise of the kept instances:
 
 - a bot plays all its matches of a slot on one process (it counts them), so a ladder starts
-  each bot once per slot and seat rotation, not once per match;
+  each bot about once per match of it played at once, not once per match, whatever the plan:
+  32 bots in 12 matches of 3 seats start at most 32 times per slot;
 - a bot that crashes mid-match is charged with the crash in that match only, and a fresh
   process plays its next match;
 - the attack: a bot that remembers every deal its process has seen never sees a deal twice,
@@ -15,6 +16,7 @@ Real bots in the process sandbox over gRPC; each proves one promise of the kept 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import threading
@@ -133,8 +135,9 @@ def test_a_crash_is_charged_to_its_match_and_the_next_match_gets_a_fresh_process
 def test_a_remembered_deal_never_comes_back(tmp_path: Path) -> None:
     """The attack: with duplicate deals, no process sees two rotations of one group.
 
-    2 groups of 3 rotations: each bot gets one process per rotation (9 starts), each plays
-    one match of each group, and the rememberer recognises nothing.
+    2 groups of 3 rotations, one after the other: each bot needs a process per rotation of
+    the first group (9 starts), each plays one match of each group, and the rememberer
+    recognises nothing.
     """
     rememberer = bot(tmp_path, "rememberer")
     result = ladder(tmp_path, (rememberer, bundled("random"), bundled("greedy")), 6)
@@ -152,11 +155,13 @@ def test_a_remembered_deal_never_comes_back(tmp_path: Path) -> None:
 def test_control_a_process_shared_within_a_group_recognises_the_deal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The control: let every match share one lineage and the rememberer recognises deals.
+    """The control: let every match name a deal of its own and the rememberer recognises deals.
 
-    So the test above can fail: its detector works, and only the lineage rule stops it.
+    So the test above can fail: its detector works, and only the deal rule stops it.
     """
-    monkeypatch.setattr(arena.executors._jobs.Job, "lineage", property(lambda self: (0, 1)))
+    monkeypatch.setattr(
+        arena.executors._jobs.Job, "deal", property(lambda self: self.planned.index)
+    )
     rememberer = bot(tmp_path, "rememberer")
     result = ladder(tmp_path, (rememberer, bundled("random"), bundled("greedy")), 6)
 
@@ -170,6 +175,76 @@ def test_control_a_process_shared_within_a_group_recognises_the_deal(
     }
     assert len(recognised) >= 3  # of the 4 later rotations; a match may end in 2 hands
     assert all(group[m] == group[e] for m, e in recognised.items())
+
+
+def test_many_bots_are_started_no_more_than_deal_secrecy_requires(tmp_path: Path) -> None:
+    """16 bots in 24 matches of 3 seats: starts are the fewest that keep every deal secret.
+
+    A bot plays every rotation of its group, and an instance never plays two rotations of
+    one deck: so a bot needs one instance per rotation of the group it plays most in, and
+    gets no more, however many bots and groups there are (48 here, where the 72 seats once
+    started 72): the rotations of its later groups meet its kept instances.
+    """
+    bots = tuple(
+        dataclasses.replace(bundled(("random", "greedy", "counter")[i % 3]), name=f"bot{i}")
+        for i in range(16)
+    )
+    spec = LadderSpec(bots=bots, matches=24, table_size=3, seed=3, hand_cap=4)
+    plan = spec.plan(b"k" * 32)
+    rotations: dict[str, Counter[int]] = {}
+    for p in plan:
+        for b in p.bots:
+            rotations.setdefault(b, Counter())[p.group] += 1
+    fewest = sum(max(groups.values()) for groups in rotations.values())
+    assert any(len(groups) > 1 for groups in rotations.values()), "no bot plays two groups"
+    result = run_ladder(spec, tmp_path / "out", sandbox=ProcessSandbox(), jobs=1)
+    assert 24 == result.count("ok")
+    assert fewest == result.starts
+    assert fewest < sum(len(p.bots) for p in plan)
+
+
+def test_idle_instances_are_bounded_and_reclaimed(tmp_path: Path) -> None:
+    """Of a match's 3 instances 2 are kept (``max_idle=2``); stale ones are stopped.
+
+    Past ``idle_s``, the next match stops the idle instances and starts its own.
+    """
+    bots = [bundled("random"), bundled("greedy"), bundled("counter")]
+    box = ProcessSandbox()
+    host = BotHost(box, tmp_path / "h", max_idle=2, idle_s=3600)
+    common: dict[str, Any] = {
+        "sandbox": box,
+        "workdir": tmp_path / "w",
+        "logs_dir": tmp_path / "logs",
+        "host": host,
+        "clock": TimeControl(decision_ms=5000, notify_ms=15_000),
+    }
+    try:
+        run_match(
+            "m0",
+            1,
+            bots,
+            MatchConfig(seats=3, hand_cap=2),
+            replay_path=tmp_path / "0.jsonl",
+            deal=0,
+            **common,
+        )
+        assert (3, 2) == (host.starts, host.idle)
+        kept = [s.bot for s in host._idle]
+        host.idle_s = 0.0  # every idle instance is now stale
+        run_match(
+            "m1",
+            2,
+            bots,
+            MatchConfig(seats=3, hand_cap=2),
+            replay_path=tmp_path / "1.jsonl",
+            deal=1,
+            **common,
+        )
+        assert all(not b.alive() for b in kept)  # stopped, not seated again
+        assert 6 == host.starts
+    finally:
+        host.close()
+        box.close()
 
 
 def test_an_instance_past_half_its_cpu_limit_is_replaced(tmp_path: Path) -> None:
@@ -257,10 +332,11 @@ def test_only_instances_that_heard_their_match_end_are_kept(tmp_path: Path) -> N
             bots,
             MatchConfig(seats=3, hand_cap=3),
             replay_path=tmp_path / "0.jsonl",
+            deal=0,
             **common,
         )
-        assert 3 == len(host._idle)
-        kept = {s.bot for s in host._idle.values()}
+        assert 3 == host.idle
+        kept = {s.bot for s in host._idle}
 
         cancel = threading.Event()
         threading.Timer(1.0, cancel.set).start()
@@ -272,9 +348,10 @@ def test_only_instances_that_heard_their_match_end_are_kept(tmp_path: Path) -> N
                 MatchConfig(seats=3, hand_cap=None),
                 replay_path=tmp_path / "1.jsonl",
                 cancel=cancel,
+                deal=1,
                 **common,
             )
-        assert {} == host._idle
+        assert 0 == host.idle
         assert all(not b.alive() for b in kept)  # stopped, not left running
         assert 3 == host.starts  # the cancelled match reused the kept ones
     finally:

@@ -343,7 +343,7 @@ def test_an_honest_ladder_through_the_relay_is_never_cut_off(relay: Relay, work:
                 replay_path=work / f"h{seed}.jsonl",
                 logs_dir=work / f"hl{seed}",
                 host=host,
-                lineage=0,
+                deal=seed,
             )
             faults += list(record.faults)
     finally:
