@@ -203,6 +203,17 @@ def test_many_bots_are_started_no_more_than_deal_secrecy_requires(tmp_path: Path
     assert fewest < sum(len(p.bots) for p in plan)
 
 
+def on_host(host: BotHost, tmp_path: Path) -> dict[str, Any]:
+    """``run_match``'s arguments for a match played on ``host`` (and its sandbox)."""
+    return {
+        "sandbox": host.sandbox,
+        "workdir": tmp_path / "w",
+        "logs_dir": tmp_path / "logs",
+        "host": host,
+        "clock": TimeControl(decision_ms=5000, notify_ms=15_000),
+    }
+
+
 def test_idle_instances_are_bounded_and_reclaimed(tmp_path: Path) -> None:
     """Of a match's 3 instances 2 are kept (``max_idle=2``); stale ones are stopped.
 
@@ -211,13 +222,7 @@ def test_idle_instances_are_bounded_and_reclaimed(tmp_path: Path) -> None:
     bots = [bundled("random"), bundled("greedy"), bundled("counter")]
     box = ProcessSandbox()
     host = BotHost(box, tmp_path / "h", max_idle=2, idle_s=3600)
-    common: dict[str, Any] = {
-        "sandbox": box,
-        "workdir": tmp_path / "w",
-        "logs_dir": tmp_path / "logs",
-        "host": host,
-        "clock": TimeControl(decision_ms=5000, notify_ms=15_000),
-    }
+    common = on_host(host, tmp_path)
     try:
         run_match(
             "m0",
@@ -318,13 +323,7 @@ def test_only_instances_that_heard_their_match_end_are_kept(tmp_path: Path) -> N
     bots = [bundled("random"), bundled("greedy"), bundled("counter")]
     box = ProcessSandbox()
     host = BotHost(box, tmp_path / "h")
-    common: dict[str, Any] = {
-        "sandbox": box,
-        "workdir": tmp_path / "w",
-        "logs_dir": tmp_path / "logs",
-        "host": host,
-        "clock": TimeControl(decision_ms=5000, notify_ms=15_000),
-    }
+    common = on_host(host, tmp_path)
     try:
         run_match(
             "m0",
