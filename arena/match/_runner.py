@@ -564,23 +564,26 @@ class _Match:
         if fault:
             play_default(st)
             return note, ms, fault
+        return note, ms, self._play(st, s, actions)
+
+    def _play(self, st: MatchState, s: _Seat, actions: Sequence[Action]) -> str:
+        """Apply ``s``'s answer to ``st``, the default where it is refused; its fault ("")."""
         if st.phase is Phase.START:
             if len(actions) != 1:
                 fault = self.fault(
                     s, FaultKind.PROTOCOL, f"{len(actions)} actions at the start of a turn, not 1"
                 )
                 st.apply(default_action(st))
-            else:
-                try:
-                    st.apply(actions[0])
-                except ActionError as e:
-                    fault = self.fault(s, FaultKind.ILLEGAL, str(e))
-                    st.apply(default_action(st))
-        else:
-            _, err = apply_turn(st, actions)
-            if err is not None:
-                fault = self.fault(s, FaultKind.ILLEGAL, str(err))
-        return note, ms, fault
+                return fault
+            try:
+                st.apply(actions[0])
+            except ActionError as e:
+                fault = self.fault(s, FaultKind.ILLEGAL, str(e))
+                st.apply(default_action(st))
+                return fault
+            return ""
+        _, err = apply_turn(st, actions)
+        return "" if err is None else self.fault(s, FaultKind.ILLEGAL, str(err))
 
     def _ask(self, s: _Seat) -> tuple[Sequence[Action], str, float | None, str]:
         """Ask ``s`` (which has a client) for its decision; nothing is applied.
@@ -650,26 +653,11 @@ class _Match:
             )
         if s.client is not None and not s.forfeited:
             actions, note, _, fault = self._ask(s)
-            fault = fault or self._refusal(s, actions)
+            # Checked as a played answer is, on a copy: the recorded actions are played.
+            fault = fault or self._play(self.state.clone(), s, actions)
             self.answers.append(Answer(scripted, tuple(actions), note, fault))
         for action in scripted.actions:
             st.apply(action)
-
-    def _refusal(self, s: _Seat, actions: Sequence[Action]) -> str:
-        """The fault ``actions`` would be if played now ("" if none), on a copy of the state."""
-        trial = self.state.clone()
-        if trial.phase is Phase.START:
-            if len(actions) != 1:
-                return self.fault(
-                    s, FaultKind.PROTOCOL, f"{len(actions)} actions at the start of a turn, not 1"
-                )
-            try:
-                trial.apply(actions[0])
-            except ActionError as e:
-                return self.fault(s, FaultKind.ILLEGAL, str(e))
-            return ""
-        _, err = apply_turn(trial, actions)
-        return "" if err is None else self.fault(s, FaultKind.ILLEGAL, str(err))
 
     def question(self) -> list[Answer]:
         """Play the script, asking the seats that have a bot each of their decisions.
