@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import math
 import re
 import secrets
 import shutil
-import statistics
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -20,7 +18,7 @@ from arena._text import clean
 from arena.cli._errors import ArenaCliError
 from arena.cli._options import sandbox_option, time_options
 from arena.ladder._bundled import resolve_bot
-from arena.ladder._standings import MIN_SAMPLES, t95
+from arena.ladder._standings import _interval
 from arena.match._fork import (
     ask,
     decisions,
@@ -410,11 +408,10 @@ def _print_runs(
 
 
 def _mean_interval(values: Sequence[float]) -> str:
-    """The mean with its 95 % Student's t interval; none below ``MIN_SAMPLES`` runs."""
+    """The mean with its 95 % interval, as standings give one (none below ``MIN_SAMPLES``)."""
     if not values:
         return "n/a"
-    mean = statistics.fmean(values)
-    if len(values) < MIN_SAMPLES:
+    mean, low, high = _interval((len(values), sum(values), sum(v * v for v in values)))
+    if low is None or high is None:
         return f"{mean:.2f} (interval n/a: {len(values)} runs)"
-    half = t95(len(values) - 1) * statistics.stdev(values) / math.sqrt(len(values))
-    return f"{mean:.2f} ({mean - half:.2f} to {mean + half:.2f})"
+    return f"{mean:.2f} ({low:.2f} to {high:.2f})"
