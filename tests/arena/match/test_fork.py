@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from arena.match._fork import (
     run_starts,
     start_state,
 )
-from arena.match._runner import TimeControl
+from arena.match._runner import MatchRecord, TimeControl
 from arena.sandbox import ProcessSandbox
 from flipflop import (
     ActionKind,
@@ -179,6 +180,30 @@ def points(rep: Replay, seat: int) -> list[tuple[int, int]]:
     return [mine[0], mine[len(mine) // 2], mine[-1]]
 
 
+def fork_golden(
+    name: str,
+    at: tuple[int, int],
+    seat: int,
+    bots: Sequence[BotManifest],
+    tmp_path: Path,
+    out: Path,
+) -> MatchRecord:
+    """Fork the golden replay ``name`` at ``at`` in the process sandbox; the forked record."""
+    return fork(
+        golden(name),
+        at,
+        seat,
+        bots,
+        sandbox=ProcessSandbox(),
+        workdir=tmp_path / "w",
+        replay_path=out,
+        logs_dir=tmp_path / "logs",
+        match_id=name,
+        seed=b"s" * 32,
+        clock=CLOCK,
+    )
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(GOLDENS))
 def test_a_fork_with_the_recorded_bots_plays_the_match_exactly_as_recorded(
@@ -188,26 +213,14 @@ def test_a_fork_with_the_recorded_bots_plays_the_match_exactly_as_recorded(
     rep = golden(name)
     bots = [recorded_bot(tmp_path, name)] * rep.config.seats
     seat = 1
+    original = replay(rep).result
+    assert original is not None
     for at in points(rep, seat):
         out = tmp_path / f"fork-{at[0]}.{at[1]}.jsonl"
-        record = fork(
-            rep,
-            at,
-            seat,
-            bots,
-            sandbox=ProcessSandbox(),
-            workdir=tmp_path / "w",
-            replay_path=out,
-            logs_dir=tmp_path / "logs",
-            match_id=name,
-            seed=b"s" * 32,
-            clock=CLOCK,
-        )
+        record = fork_golden(name, at, seat, bots, tmp_path, out)
         assert played(GOLDEN / f"{name}.jsonl") == played(out), at
         assert () == record.faults
-        original = replay(rep)
-        assert original.result is not None
-        assert original.result.placements == record.placements
+        assert original.placements == record.placements
 
 
 @pytest.mark.slow
@@ -220,23 +233,10 @@ def test_a_fork_with_another_bot_diverges_at_its_decision_and_plays_legally_on(
     recorded); hands past the golden's last are dealt from the fork's seed.
     """
     name = "seeded-bots-4-seats"
-    rep = golden(name)
     bots = [recorded_bot(tmp_path, name)] * 4
     bots[3] = bundled("greedy")
     out = tmp_path / "fork.jsonl"
-    record = fork(
-        rep,
-        (27, 58),
-        3,
-        bots,
-        sandbox=ProcessSandbox(),
-        workdir=tmp_path / "w",
-        replay_path=out,
-        logs_dir=tmp_path / "logs",
-        match_id=name,
-        seed=b"s" * 32,
-        clock=CLOCK,
-    )
+    record = fork_golden(name, (27, 58), 3, bots, tmp_path, out)
     before = [r for r in played(GOLDEN / f"{name}.jsonl") if r["type"] == "action"]
     after = [r for r in played(out) if r["type"] == "action"]
     cut = next(
