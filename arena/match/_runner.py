@@ -398,8 +398,13 @@ class _Match:
                 seated.client = client
                 # The seat token proves that the process answering is the one started for
                 # this seat; on a wrong or missing token the client refuses every further call.
+                # The handshake ends the start: it may take what is left of the start budget
+                # (a notice's at least), so that a first answer slowed by a loaded machine is
+                # no start fault, and a bot that stalls it gains no more than by serving late.
+                left_s = budget - (time.monotonic() - seated.bot.started_at)
                 seated.identity = client.handshake(
-                    timeout=self.clock.notify_ms / 1000, seat_token=seated.bot.seat_token
+                    timeout=max(self.clock.notify_ms / 1000, left_s),
+                    seat_token=seated.bot.seat_token,
                 )
             assert seated.identity is not None
             s.client = seated.client

@@ -232,20 +232,24 @@
     box.hidden = false;
   };
 
+  /* Select the commands at once (the answer a user always gets), then try the clipboard:
+     its promise may never settle (a permission prompt nobody answers), so it only upgrades
+     the answer to "Copied." */
   Viewer.prototype.copyFork = function () {
-    var text = this.$('v-fork-command').textContent;
+    var node = this.$('v-fork-command');
     var said = this.$('v-fork-copied');
-    var done = function () { said.textContent = 'Copied.'; };
-    if (navigator.clipboard && window.isSecureContext) {
-      navigator.clipboard.writeText(text).then(done, function () { said.textContent = 'Select and copy it.'; });
-      return;
-    }
     var range = document.createRange();
-    range.selectNodeContents(this.$('v-fork-command'));
+    range.selectNodeContents(node);
     var selection = window.getSelection();
     selection.removeAllRanges();
     selection.addRange(range);
-    said.textContent = document.execCommand && document.execCommand('copy') ? 'Copied.' : 'Selected: copy it.';
+    said.textContent = 'Selected: copy it.';
+    var done = function () { said.textContent = 'Copied.'; };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(node.textContent).then(done, function () {});
+    } else if (document.execCommand && document.execCommand('copy')) {
+      done();
+    }
   };
 
   Viewer.prototype.buttons = function () {

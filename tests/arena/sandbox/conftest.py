@@ -111,7 +111,10 @@ class Played:
     def report(self, seat: int, attack: str) -> dict[str, Any]:
         """The one report of ``attack`` (the last, if several)."""
         found = [r for r in self.reports(seat) if r["attack"] == attack]
-        assert found, f"no report of {attack!r} in seat {seat}'s log:\n{self.logs[seat][-3000:]}"
+        assert found, (
+            f"no report of {attack!r} in seat {seat}'s log (its faults: {self.faults(seat)}):\n"
+            f"{self.logs[seat][-3000:]}"
+        )
         return found[-1]
 
     def faults(self, seat: int) -> list[Any]:

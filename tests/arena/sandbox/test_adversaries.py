@@ -374,7 +374,11 @@ def test_dying_mid_match_is_a_crash(arena: Arena) -> None:
 def test_silent_handshake_is_a_start_fault(arena: Arena) -> None:
     """A bot that answers its health check but never its handshake forfeits at the start."""
     clock = TimeControl(decision_ms=300, time_bank_ms=1000, notify_ms=1000)
-    played = arena.play([arena.adversary("mute", mode="handshake"), *opponents(arena)], clock=clock)
+    limits = SandboxLimits(start_timeout_s=3)  # the handshake may take what is left of it
+    honest = [arena.patient(bot) for bot in opponents(arena)]
+    played = arena.play(
+        [arena.adversary("mute", mode="handshake"), *honest], clock=clock, limits=limits
+    )
     faults = played.faults(ADV)
     assert [FaultKind.START] == [f.kind for f in faults]
     assert "Handshake" in faults[0].detail

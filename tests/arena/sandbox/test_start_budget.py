@@ -1,10 +1,11 @@
 """A bot's start budget: ``start_timeout_s`` in its bot.toml, within the arena's cap.
 
 The budget counts from when the bot's process or container runs until it serves its health
-check (``arena.match._runner.wait_serving``); the arena's ``SandboxLimits.start_timeout_s`` is the
-default, and a bot may ask for more (or less) up to ``max_start_timeout_s``. More than the cap
-is a ``start`` fault before anything is started. The matches run in both sandboxes (the
-``arena`` fixture: the process sandbox, and Docker under each runtime).
+check (``arena.match._runner.wait_serving``) and has answered its handshake; the arena's
+``SandboxLimits.start_timeout_s`` is the default, and a bot may ask for more (or less) up to
+``max_start_timeout_s``. More than the cap is a ``start`` fault before anything is started.
+The matches run in both sandboxes (the ``arena`` fixture: the process sandbox, and Docker
+under each runtime).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from arena._errors import SandboxError
-from arena.match._runner import FaultKind
+from arena.match._runner import FaultKind, TimeControl
 from arena.sandbox import SandboxLimits
 from tests.arena.sandbox.conftest import Arena, asking, bundled
 
@@ -85,6 +86,32 @@ def test_without_asking_the_slow_bot_misses_the_arenas_budget(arena: Arena) -> N
     faults = played.faults(0)
     assert [FaultKind.START] == [f.kind for f in faults]
     assert "not serving 3 s after it started" in faults[0].detail
+    assert played.record.seats[0].forfeited
+
+
+def test_a_handshake_slower_than_a_notice_within_the_budget_is_no_fault(arena: Arena) -> None:
+    """A bot that answers its handshake 4 s late, with notices of 1 s and a 20 s start, plays.
+
+    The handshake ends the start: a first answer slowed by a loaded machine (CI's failure of
+    2026-12-05: an honest bot's match went void under load) is not the bot's fault.
+    """
+    late = arena.adversary("nostart", mode="slow-handshake", seconds=4)
+    others = [arena.patient(bundled(n)) for n in ("random", "greedy")]
+    clock = TimeControl(decision_ms=1000, time_bank_ms=30_000, notify_ms=1000)
+    played = arena.play([late, *others], limits=SandboxLimits(start_timeout_s=20), clock=clock)
+    assert () == played.record.faults, played.logs[0][-2000:]
+    assert played.record.seats[0].started
+    assert not played.record.void
+
+
+def test_a_handshake_past_the_start_budget_is_a_start_fault(arena: Arena) -> None:
+    """The control: the handshake 8 s late, with a start budget of 3 s: a ``start`` fault."""
+    late = arena.adversary("nostart", mode="slow-handshake", seconds=8)
+    others = [arena.patient(bundled(n)) for n in ("random", "greedy")]
+    played = arena.play([late, *others], limits=SandboxLimits(start_timeout_s=3))
+    faults = played.faults(0)
+    assert [FaultKind.START] == [f.kind for f in faults]
+    assert "Handshake" in faults[0].detail
     assert played.record.seats[0].forfeited
 
 

@@ -401,11 +401,13 @@ def test_the_owner_sees_the_fork_command_at_each_decision_of_their_bot(
             assert f"arena league replay {served.match_id} -o m{served.match_id}.jsonl" in command
             assert f"arena fork m{served.match_id}.jsonl --at {hand}.{k} --seat {seat}" in command
             assert f"--bot ./{NOTER}" in command
-            if k == decides[0]:  # the copy button answers (copied, or selected to copy)
+            if k == decides[0]:  # the copy button selects the commands, and says so at once
                 owner.locator("#v-fork-copy").click()
                 owner.wait_for_function(
                     "document.getElementById('v-fork-copied').textContent !== ''"
                 )
+                selected = owner.evaluate("window.getSelection().toString()")
+                assert command.strip() == selected.strip()
 
     browser = context.browser
     assert browser is not None
