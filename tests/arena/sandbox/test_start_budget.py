@@ -17,7 +17,8 @@ import pytest
 from arena._errors import SandboxError
 from arena.match._runner import FaultKind, TimeControl
 from arena.sandbox import SandboxLimits
-from tests.arena.sandbox.conftest import Arena, asking, bundled
+from flipflop import BotManifest
+from tests.arena.sandbox.conftest import CLOCK, Arena, Played, asking, bundled
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -62,31 +63,43 @@ def test_above_the_cap_is_refused_saying_how_much(tmp_path: Path) -> None:
 # ------------------------------------------------------------------ in a match
 
 
-@pytest.mark.slow
-def test_a_slow_bot_asking_for_time_plays(arena: Arena, tmp_path: Path) -> None:
-    """A bot that takes 4 s to serve and asks for 30 s plays under an arena default of 1 s.
+def _first_seat(
+    arena: Arena, bot: BotManifest, limits: SandboxLimits, clock: TimeControl = CLOCK
+) -> Played:
+    """A match with ``bot`` in seat 0; its opponents ask for 60 s, so ``limits`` is its alone."""
+    others = [arena.patient(bundled(n)) for n in ("random", "greedy")]
+    return arena.play([bot, *others], limits=limits, clock=clock)
 
-    Every seat asks for time (the slow one 30 s, the others 60 s), so the arena's 1 s applies
-    to none of them (a busy machine
-    slows a Python bot's start too).
-    """
-    slow = asking(arena.adversary("nostart", mode="slow", seconds=4), 30, tmp_path)
-    others = [asking(bundled(n), 60, tmp_path) for n in ("random", "greedy")]
-    played = arena.play([slow, *others], limits=SandboxLimits(start_timeout_s=1))
+
+def _assert_plays(played: Played) -> None:
     assert () == played.record.faults, played.logs[0][-2000:]
     assert played.record.seats[0].started
     assert not played.record.void
 
 
+def _assert_start_fault(played: Played, detail: str) -> None:
+    faults = played.faults(0)
+    assert [FaultKind.START] == [f.kind for f in faults]
+    assert detail in faults[0].detail
+    assert played.record.seats[0].forfeited
+
+
+@pytest.mark.slow
+def test_a_slow_bot_asking_for_time_plays(arena: Arena, tmp_path: Path) -> None:
+    """A bot that takes 4 s to serve and asks for 30 s plays under an arena default of 1 s.
+
+    Every seat asks for time (the slow one 30 s, the others 60 s), so the arena's 1 s applies
+    to none of them (a busy machine slows a Python bot's start too).
+    """
+    slow = asking(arena.adversary("nostart", mode="slow", seconds=4), 30, tmp_path)
+    _assert_plays(_first_seat(arena, slow, SandboxLimits(start_timeout_s=1)))
+
+
 def test_without_asking_the_slow_bot_misses_the_arenas_budget(arena: Arena) -> None:
     """The control: the same slow bot without ``start_timeout_s`` is a ``start`` fault."""
     slow = arena.adversary("nostart", mode="slow", seconds=6)
-    others = [arena.patient(bundled(n)) for n in ("random", "greedy")]
-    played = arena.play([slow, *others], limits=SandboxLimits(start_timeout_s=3))
-    faults = played.faults(0)
-    assert [FaultKind.START] == [f.kind for f in faults]
-    assert "not serving 3 s after it started" in faults[0].detail
-    assert played.record.seats[0].forfeited
+    played = _first_seat(arena, slow, SandboxLimits(start_timeout_s=3))
+    _assert_start_fault(played, "not serving 3 s after it started")
 
 
 def test_a_handshake_slower_than_a_notice_within_the_budget_is_no_fault(arena: Arena) -> None:
@@ -96,23 +109,14 @@ def test_a_handshake_slower_than_a_notice_within_the_budget_is_no_fault(arena: A
     2026-12-05: an honest bot's match went void under load) is not the bot's fault.
     """
     late = arena.adversary("nostart", mode="slow-handshake", seconds=4)
-    others = [arena.patient(bundled(n)) for n in ("random", "greedy")]
     clock = TimeControl(decision_ms=1000, time_bank_ms=30_000, notify_ms=1000)
-    played = arena.play([late, *others], limits=SandboxLimits(start_timeout_s=20), clock=clock)
-    assert () == played.record.faults, played.logs[0][-2000:]
-    assert played.record.seats[0].started
-    assert not played.record.void
+    _assert_plays(_first_seat(arena, late, SandboxLimits(start_timeout_s=20), clock))
 
 
 def test_a_handshake_past_the_start_budget_is_a_start_fault(arena: Arena) -> None:
     """The control: the handshake 8 s late, with a start budget of 3 s: a ``start`` fault."""
     late = arena.adversary("nostart", mode="slow-handshake", seconds=8)
-    others = [arena.patient(bundled(n)) for n in ("random", "greedy")]
-    played = arena.play([late, *others], limits=SandboxLimits(start_timeout_s=3))
-    faults = played.faults(0)
-    assert [FaultKind.START] == [f.kind for f in faults]
-    assert "Handshake" in faults[0].detail
-    assert played.record.seats[0].forfeited
+    _assert_start_fault(_first_seat(arena, late, SandboxLimits(start_timeout_s=3)), "Handshake")
 
 
 def test_above_the_cap_is_a_start_fault_before_it_starts(arena: Arena, tmp_path: Path) -> None:
