@@ -21,6 +21,7 @@ from arena.cli._logs import logs
 from arena.cli._new_bot import new_bot
 from arena.cli._replay import fork_command, replay
 from arena.cli._run import run
+from arena.cli._season import season
 from arena.cli._submit import activate, submit, versions
 from arena.cli._worker import worker
 
@@ -74,6 +75,7 @@ main.add_command(logs)
 main.add_command(new_bot)
 main.add_command(check)
 main.add_command(images)
+league.add_command(season)
 main.add_command(league)
 main.add_command(login)
 main.add_command(submit)

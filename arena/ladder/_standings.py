@@ -29,6 +29,10 @@ Per bot, over the matches it played (see docs/arena.md for the definitions):
   overlaps the interval of its band's first row (the leader: ``high >= leader's low``)
   joins that band; otherwise it leads a new one.
 
+Every interval above but the rating's (and so every band) is at 95 % by default; ``confidence``
+(``compute_standings(..., confidence=0.995)``) sets another level, for a final that looks at
+its standings several times and spends its error over the looks (``arena.ladder._final``).
+
 Either way a band's rank is its leader's position (1, 1, 3: competition ranking), and
 ``tied`` marks the rows of a band of two or more. So ranks never decrease down the table,
 every band is a run of consecutive rows, and equal ranks are exactly the tied rows.
@@ -51,6 +55,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from enum import StrEnum
 from fractions import Fraction
 from pathlib import Path
+from statistics import NormalDist
 from types import MappingProxyType
 from typing import Any
 
@@ -67,6 +72,7 @@ __all__ = [
     "compute_standings",
     "paired_difference",
     "t95",
+    "t_quantile",
     "write_standings",
 ]
 
@@ -201,7 +207,10 @@ def _not_started(bot: str, reason: str) -> BotStanding:
 
 
 def compute_standings(
-    outcomes: Sequence[MatchOutcome], did_not_start: Mapping[str, str] = _NOBODY
+    outcomes: Sequence[MatchOutcome],
+    did_not_start: Mapping[str, str] = _NOBODY,
+    *,
+    confidence: float = 0.95,
 ) -> list[BotStanding]:
     """The standings table, best first, from finished matches (any order: sorted here).
 
@@ -209,12 +218,19 @@ def compute_standings(
         outcomes: the matches that count.
         did_not_start: bots that never started, each with the reason. They are listed
             last, by name, never ranked; a match that seats one of them is left out.
+        confidence: the level of every interval (score, place, adjusted place, paired
+            differences) and so of the bands; the rating's interval stays 95 %. A final
+            that looks at its standings several times spends its error over the looks with a
+            higher level (``arena.ladder._final``).
+
+    Raises:
+        ValueError: ``confidence`` is not strictly between 0 and 1.
     """
     builder = StandingsBuilder()
     for o in sorted(outcomes, key=lambda o: o.match_id):
         if not did_not_start.keys() & set(o.bots):
             builder.add(o)
-    return builder.rows(did_not_start)
+    return builder.rows(did_not_start, confidence=confidence)
 
 
 def _band_ranks(intervals: Sequence[tuple[float, float]]) -> list[int]:
@@ -235,7 +251,9 @@ def _band_ranks(intervals: Sequence[tuple[float, float]]) -> list[int]:
 
 
 def _paired_ranks(
-    rows: Sequence[BotStanding], pairs: Mapping[tuple[str, str], Sequence[float]]
+    rows: Sequence[BotStanding],
+    pairs: Mapping[tuple[str, str], Sequence[float]],
+    confidence: float = 0.95,
 ) -> list[int]:
     """The rank of each row, given rows sorted by luck-adjusted place (best first).
 
@@ -243,17 +261,18 @@ def _paired_ranks(
     (not only its first: comparing with the first alone split two copies of one bot in 16
     to 20 % of simulated ladders, as A joined B's band and A2 did not) by their **paired**
     difference: over the duplicate sets both played, the mean of (one's set mean - the
-    other's), adjusted places, has a 95 % interval that reaches 0
+    other's), adjusted places, has a 95 % interval (``confidence``) that reaches 0
     (:func:`paired_difference`). With fewer than :data:`MIN_SAMPLES` shared sets
-    the two bots' own intervals are compared instead (the difference of their means against
-    the root of the sum of their squared half-widths); a bot without an interval (fewer sets
+    the two bots' own intervals (at the same level, as ``rows`` holds them) are compared
+    instead (the difference of their means against the root of the sum of their squared
+    half-widths); a bot without an interval (fewer sets
     than that) cannot be told apart from anyone.
     """
     ranks: list[int] = []
     band: list[BotStanding] = []
     for i, row in enumerate(rows):
         # The nearest members first: in a wide band one of them usually ties, at once.
-        if all(_separated(member, row, pairs) for member in reversed(band)):
+        if all(_separated(member, row, pairs, confidence) for member in reversed(band)):
             ranks.append(i + 1)
             band = [row]
         else:
@@ -263,17 +282,20 @@ def _paired_ranks(
 
 
 def _separated(
-    above: BotStanding, row: BotStanding, pairs: Mapping[tuple[str, str], Sequence[float]]
+    above: BotStanding,
+    row: BotStanding,
+    pairs: Mapping[tuple[str, str], Sequence[float]],
+    confidence: float = 0.95,
 ) -> bool:
-    """True if ``above`` (sorted above ``row``) and ``row`` are told apart at 95 %.
+    """True if ``above`` (sorted above ``row``) and ``row`` are told apart at ``confidence``.
 
     See :func:`_paired_ranks`.
     """
-    paired = paired_difference(pairs, above.bot, row.bot)
+    paired = paired_difference(pairs, above.bot, row.bot, confidence=confidence)
     if paired is not None:
         _, _, low, high = paired
         if low is not None and high is not None:
-            # A paired difference either way at 95 % tells them apart.
+            # A paired difference either way at that level tells them apart.
             return high < 0 or low > 0
     halves = [
         (r.adjusted_high - r.adjusted_low) / 2
@@ -286,34 +308,53 @@ def _separated(
 
 
 def paired_difference(
-    pairs: Mapping[tuple[str, str], Sequence[float]], a: str, b: str
+    pairs: Mapping[tuple[str, str], Sequence[float]],
+    a: str,
+    b: str,
+    *,
+    confidence: float = 0.95,
 ) -> tuple[int, float, float | None, float | None] | None:
     """``a``'s luck-adjusted place less ``b``'s over the duplicate sets both played.
 
     ``pairs`` is what :class:`StandingsBuilder` keeps (``_PairSums``). Returns (shared sets,
-    mean difference, 95 % low, 95 % high), the interval None below :data:`MIN_SAMPLES` sets;
-    None if they never shared a set.
+    mean difference, low, high), the interval at ``confidence`` (95 % by default) and None
+    below :data:`MIN_SAMPLES` sets; None if they never shared a set.
     """
     key, sign = ((a, b), 1.0) if a < b else ((b, a), -1.0)
     found = pairs.get(key)  # a pair is there once they shared a set
     if found is None:
         return None
     n, total, squares = found
-    mean, low, high = _interval((n, sign * total, squares))
+    mean, low, high = _interval((n, sign * total, squares), confidence)
     return int(n), mean, low, high
 
 
-@functools.cache
 def t95(df: int) -> float:
     """The two-sided 95 % quantile of Student's t with ``df`` degrees of freedom (``df >= 1``).
 
     ``t`` with ``P(|T| <= t) = 0.95``: 12.706 for one degree of freedom, 2.776 for 4, 2.042 for
-    30, toward 1.960 (the normal's) as ``df`` grows. Found by Newton's method on the
-    distribution function, itself Simpson's rule over the density (its error is far below
-    the printed digits); cached per ``df``.
+    30, toward 1.960 (the normal's) as ``df`` grows. ``t_quantile(0.95, df)``; cached.
+    """
+    return t_quantile(0.95, df)
+
+
+@functools.cache
+def t_quantile(confidence: float, df: int) -> float:
+    """The two-sided ``confidence`` quantile of Student's t with ``df`` degrees of freedom.
+
+    ``t`` with ``P(|T| <= t) = confidence``: at 0.95, 12.706 for one degree of freedom and
+    2.776 for 4; at 0.995, 127.32 and 5.598. Found by Newton's method on the distribution
+    function, itself Simpson's rule over the density in steps of at most 0.01 (against the
+    closed forms for one and two degrees of freedom its relative error is below 1e-10 up to
+    0.9995, far below the printed digits); cached per ``(confidence, df)``.
+
+    Raises:
+        ValueError: ``df`` below 1, or ``confidence`` not strictly between 0 and 1.
     """
     if df < 1:
         raise ValueError(f"degrees of freedom must be at least 1, not {df}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"a confidence level is strictly between 0 and 1, not {confidence}")
     nu = float(df)
     log_c = math.lgamma((nu + 1) / 2) - math.lgamma(nu / 2) - 0.5 * math.log(nu * math.pi)
 
@@ -321,15 +362,22 @@ def t95(df: int) -> float:
         return math.exp(log_c - (nu + 1) / 2 * math.log1p(x * x / nu))
 
     def mass(x: float) -> float:  # P(0 <= T <= x)
-        steps = 2000
+        # 2000 steps up to 20 (every 95 % quantile: the values it always gave), more beyond,
+        # so the far quantiles of high levels and few degrees of freedom stay as accurate.
+        steps = 2000 * max(1, math.ceil(x / 20))
         h = x / steps
         odd = sum(density((2 * i - 1) * h) for i in range(1, steps // 2 + 1))
         even = sum(density(2 * i * h) for i in range(1, steps // 2))
         return h / 3 * (density(0.0) + 4 * odd + 2 * even + density(x))
 
-    x = _Z95 + (_Z95**3 + _Z95) / (4 * nu)  # the first term of its expansion in 1 / df
+    # The normal quantile starts the search (the first term of its expansion in 1 / df); at
+    # 95 % the rounded constant it always started from, so 95 % intervals are bit for bit
+    # those of before.
+    z = _Z95 if confidence == 0.95 else NormalDist().inv_cdf(0.5 + confidence / 2)
+    half = confidence / 2
+    x = z + (z**3 + z) / (4 * nu)
     for _ in range(50):
-        step = (mass(x) - 0.475) / density(x)
+        step = (mass(x) - half) / density(x)
         x -= step
         if abs(step) < 1e-10:
             break
@@ -399,13 +447,15 @@ class StandingsBuilder:
         """The bots seated in the outcomes added so far."""
         return frozenset(self._bots)
 
-    def difference(self, a: str, b: str) -> tuple[int, float, float | None, float | None] | None:
+    def difference(
+        self, a: str, b: str, *, confidence: float = 0.95
+    ) -> tuple[int, float, float | None, float | None] | None:
         """``a``'s luck-adjusted place less ``b``'s, paired by set: see :func:`paired_difference`.
 
         None also when some match added has no luck estimate.
         """
         pairs = self._pairs.snapshot()
-        return None if pairs is None else paired_difference(pairs, a, b)
+        return None if pairs is None else paired_difference(pairs, a, b, confidence=confidence)
 
     def add(self, outcome: MatchOutcome) -> None:
         """Count one finished match.
@@ -444,12 +494,21 @@ class StandingsBuilder:
         for s, team in zip(sums, rated, strict=True):
             s.rating = team[0]
 
-    def rows(self, did_not_start: Mapping[str, str] = _NOBODY) -> list[BotStanding]:
+    def rows(
+        self, did_not_start: Mapping[str, str] = _NOBODY, *, confidence: float = 0.95
+    ) -> list[BotStanding]:
         """The table so far, as ``compute_standings`` gives it (see there).
 
+        Args:
+            did_not_start: bots that never started, each with the reason.
+            confidence: the level of every interval and so of the bands (95 % by default).
+
         Raises:
-            ValueError: a bot in ``did_not_start`` is seated in an added outcome.
+            ValueError: a bot in ``did_not_start`` is seated in an added outcome, or
+                ``confidence`` is not strictly between 0 and 1.
         """
+        if not 0 < confidence < 1:
+            raise ValueError(f"a confidence level is strictly between 0 and 1, not {confidence}")
         seated = sorted(did_not_start.keys() & self._bots.keys())
         if seated:
             raise ValueError(
@@ -458,9 +517,11 @@ class StandingsBuilder:
         keyed: list[tuple[tuple[Fraction, Fraction, str], tuple[float, float], BotStanding]] = []
         for bot, s in self._bots.items():
             n = s.n
-            mean, low, high = s.score_interval()
+            mean, low, high = s.score_interval(confidence)
             mean_place = Fraction(s.place_sum, n)
-            place_low, place_high, adjusted, adjusted_low, adjusted_high = s.sets.intervals()
+            place_low, place_high, adjusted, adjusted_low, adjusted_high = s.sets.intervals(
+                confidence
+            )
             r = s.rating
             row = BotStanding(
                 rank=None,
@@ -494,7 +555,7 @@ class StandingsBuilder:
                 (row for _, _, row in keyed),
                 key=lambda r: (round(r.adjusted_place or 0.0, 9), r.mean_place, r.bot),
             )
-            ranks = _paired_ranks(ordered, pairs)
+            ranks = _paired_ranks(ordered, pairs, confidence)
         else:
             keyed.sort(key=lambda k: k[0])
             ordered = [row for _, _, row in keyed]
@@ -606,9 +667,12 @@ class _SetSums:
         self._open_n = 0
 
     def intervals(
-        self,
+        self, confidence: float = 0.95
     ) -> tuple[float | None, float | None, float | None, float | None, float | None]:
-        """(place low, place high, adjusted mean, adjusted low, adjusted high) so far."""
+        """(place low, place high, adjusted mean, adjusted low, adjusted high) so far.
+
+        The intervals at ``confidence``.
+        """
         raw, adj = list(self._raw), None if self._adj is None else list(self._adj)
         if self._open_n:
             _accumulate(raw, self._open / self._open_n)
@@ -616,10 +680,10 @@ class _SetSums:
                 _accumulate(adj, self._open_adj / self._open_n)
             elif self._open_adj is None:
                 adj = None
-        _, place_low, place_high = _interval(raw)
+        _, place_low, place_high = _interval(raw, confidence)
         if adj is None:
             return place_low, place_high, None, None, None
-        return (place_low, place_high, *_interval(adj))
+        return (place_low, place_high, *_interval(adj, confidence))
 
 
 def _accumulate(sums: list[float], value: float) -> None:
@@ -628,8 +692,10 @@ def _accumulate(sums: list[float], value: float) -> None:
     sums[2] += value * value
 
 
-def _interval(sums: Sequence[float]) -> tuple[float, float | None, float | None]:
-    """Mean and 95 % interval (Student's t) of values given as (n, sum, squares).
+def _interval(
+    sums: Sequence[float], confidence: float = 0.95
+) -> tuple[float, float | None, float | None]:
+    """Mean and ``confidence`` interval (Student's t) of values given as (n, sum, squares).
 
     Below :data:`MIN_SAMPLES` values no interval is given (None, None).
     """
@@ -638,7 +704,7 @@ def _interval(sums: Sequence[float]) -> tuple[float, float | None, float | None]
     if n < MIN_SAMPLES:
         return mean, None, None
     var = max(0.0, (squares - total * total / n) / (n - 1))
-    half = t95(int(n) - 1) * math.sqrt(var / n)
+    half = t_quantile(confidence, int(n) - 1) * math.sqrt(var / n)
     return mean, mean - half, mean + half
 
 
@@ -657,8 +723,8 @@ class _BotSums:
     net: int = 0
     hands: int = 0
 
-    def score_interval(self) -> tuple[Fraction, float, float]:
-        """The exact mean score and its 95 % interval (Student's t), within [0, 1].
+    def score_interval(self, confidence: float = 0.95) -> tuple[Fraction, float, float]:
+        """The exact mean score and its ``confidence`` interval (Student's t), within [0, 1].
 
         From the sums: ``sum((v - mean)**2) == sum(v**2) - sum(v)**2 / n`` holds exactly for
         fractions, so the variance is the one the list of scores would give. Below
@@ -669,6 +735,6 @@ class _BotSums:
         if n < MIN_SAMPLES:  # too few to estimate a spread: the score could be anything
             return mean, 0.0, 1.0
         var = (self.score_squares - self.score_sum * self.score_sum / n) / (n - 1)
-        half = t95(n - 1) * math.sqrt(var / n)
+        half = t_quantile(confidence, n - 1) * math.sqrt(var / n)
         m = float(mean)
         return mean, max(0.0, m - half), min(1.0, m + half)

@@ -31,7 +31,7 @@ from arena.client._credentials import (
 )
 from arena.client._pack import SKIPPED_NAMES, UploadLimits, pack_bot
 from arena.league._artifacts import ArtifactStore, DirectoryStore, check_digest
-from arena.league._db import Base, connect, sessions, sqlite_url, unit_of_work, utcnow
+from arena.league._db import Base, connect, read_only, sessions, sqlite_url, unit_of_work, utcnow
 from arena.league._executor import (
     DEFAULT_LEASE,
     MAX_ATTEMPTS,
@@ -129,6 +129,17 @@ from arena.league.matches._matches import (
 )
 from arena.league.matches._results import Counter, recompute_ratings, record_result, result_json
 from arena.league.matches._scheduler import schedule
+from arena.league.matches._seasons import (
+    Season,
+    SeasonStatus,
+    advance_finals,
+    close_season,
+    freeze_season,
+    season_list,
+    season_view,
+    start_final,
+    start_season,
+)
 
 __all__ = [
     "DEFAULT_LEASE",
@@ -171,6 +182,8 @@ __all__ = [
     "NotAuthenticated",
     "NotFound",
     "Role",
+    "Season",
+    "SeasonStatus",
     "StatusInfo",
     "StepInfo",
     "StepKind",
@@ -189,12 +202,14 @@ __all__ = [
     "Worker",
     "activate_version",
     "add_worker",
+    "advance_finals",
     "authenticate",
     "authenticate_worker",
     "bot_page_data",
     "check_digest",
     "claim_match",
     "claim_validation",
+    "close_season",
     "connect",
     "create_bot",
     "create_user",
@@ -208,6 +223,7 @@ __all__ = [
     "enqueue_match",
     "find_user",
     "finish_match",
+    "freeze_season",
     "get_version",
     "hash_token",
     "head_revision",
@@ -224,6 +240,7 @@ __all__ = [
     "metrics_text",
     "open_league",
     "pack_bot",
+    "read_only",
     "recompute_ratings",
     "record_result",
     "release_match",
@@ -233,11 +250,15 @@ __all__ = [
     "save_credentials",
     "schedule",
     "schema_drift",
+    "season_list",
+    "season_view",
     "seat_manifest",
     "sessions",
     "setup_logging",
     "source_dir",
     "sqlite_url",
+    "start_final",
+    "start_season",
     "submissions_today",
     "submit_version",
     "take_submission",

@@ -8,6 +8,9 @@ test_crash.py`` kills the whole server with SIGKILL, again and again):
   groups of active versions, new ones first, then the least played, near in rating);
 - the **requeue** puts every running match whose lease ran out back in the queue
   (``requeue_expired``): the matches of a server that died, or of a slot that stalled;
+- the **final** of a season, when one is under way, moves on once a round is played
+  (``advance_finals``: look, then decide or queue the next round), whether or not rated
+  matches are scheduled;
 - the **executor** (:class:`~arena.league._executor.LocalExecutor`) validates versions and
   plays matches on its slots; with a ``broker``, a
   :class:`~arena.league._dispatch.CeleryExecutor` hands matches and validations to a
@@ -36,6 +39,7 @@ from arena.league._executor import DEFAULT_LEASE, LocalExecutor
 from arena.league._home import League
 from arena.league.matches._matches import requeue_expired
 from arena.league.matches._scheduler import schedule
+from arena.league.matches._seasons import advance_finals
 from arena.match._runner import TimeControl
 from arena.sandbox import Sandbox
 from flipflop import MatchConfig
@@ -209,10 +213,12 @@ class LeagueService:
             if now >= next_requeue:
                 self._requeue()
                 next_requeue = time.monotonic() + self.requeue_every
-            if self.scheduling and now >= next_schedule:
-                self._schedule()
+            if now >= next_schedule:
+                self._advance_finals()
+                if self.scheduling:
+                    self._schedule()
                 next_schedule = time.monotonic() + self.schedule_every
-            due = min(next_requeue, next_schedule) if self.scheduling else next_requeue
+            due = min(next_requeue, next_schedule)
             if self._stop.wait(max(0.0, due - time.monotonic())):
                 return
 
@@ -231,6 +237,19 @@ class LeagueService:
                 len(ids),
                 extra={"matches": ids},
             )
+            self.executor.wake()
+
+    def _advance_finals(self) -> None:
+        try:
+            with unit_of_work(self.league.sessions) as session:
+                ids = advance_finals(session)
+        except Exception:
+            logger.exception("moving the season's final on failed")
+            return
+        if ids:
+            with self._lock:
+                self._scheduled += len(ids)
+            logger.info("%d matches of the final queued", len(ids), extra={"matches": ids})
             self.executor.wake()
 
     def _schedule(self) -> None:

@@ -76,6 +76,7 @@ from arena.league.matches._leaderboard import (
     matchup,
     rating_history,
 )
+from arena.league.matches._seasons import current_final, season_list, season_view
 from arena.web import _viewer
 from arena.web._live import LiveFeed
 from arena.web._session import (
@@ -354,6 +355,8 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
 
         def answer() -> Response:
             rows = site.board.rows(league)
+            with read_only(league.sessions) as session:
+                final = current_final(session)
             attribute, high_first = SORTS[sort]
             descending = high_first if direction is None else direction == "desc"
             ordered = _sorted(rows, attribute, descending)
@@ -374,6 +377,7 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
                 descending=descending,
                 sorts=SORTS,
                 min_samples=MIN_SAMPLES,
+                final=final,
             )
 
         # Rendering a page of rows takes a few ms: not on the event loop (the live feed).
@@ -421,6 +425,24 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
 
         match_id = await run_in_threadpool(write)
         return RedirectResponse(f"/matches/{match_id}", status_code=303)
+
+    # ------------------------------------------------------------------ seasons
+
+    async def seasons_page(request: Request, account: Account | None) -> Response:
+        def read() -> Any:
+            with read_only(league.sessions) as session:
+                return season_list(session)
+
+        found = await run_in_threadpool(read)
+        return site.render(request, "seasons.html", account=account, seasons=found)
+
+    async def season_page(request: Request, account: Account | None, name: str) -> Response:
+        def read() -> Any:
+            with read_only(league.sessions) as session:
+                return season_view(session, name)
+
+        found = await run_in_threadpool(read)
+        return site.render(request, "season.html", account=account, s=found)
 
     async def vs_page(request: Request, account: Account | None, name: str, other: str) -> Response:
         def read() -> Any:
@@ -740,6 +762,8 @@ def add_pages(app: FastAPI, league: League, *, live: LiveFeed) -> None:
         ("GET", "/matches/{match_id:int}/viewer.json", data(viewer_json)),
         ("GET", "/matches/{match_id:int}/hands/{hand:int}.json", data(hand_json)),
         ("GET", "/live", page(live_page)),
+        ("GET", "/seasons", page(seasons_page)),
+        ("GET", "/seasons/{name}", page(season_page)),
         ("GET", "/login", page(login_page)),
         ("POST", "/login", page(login)),
         ("POST", "/logout", page(logout)),

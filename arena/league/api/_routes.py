@@ -16,7 +16,8 @@ caller: anonymous, another user, the owner, an admin):
   one's own); admins may not submit for someone else;
 - the bot's owner or an admin: a version's validation steps and their logs, its source
   archive, activating a version, a seat's bot log;
-- an admin: disabling and enabling bots;
+- an admin: disabling and enabling bots; a season's steps (start, freeze, final, close);
+  seasons and their standings are public;
 - a fleet's worker, with a worker token and nothing else: the routes under
   ``/api/v1/worker/`` (``_worker_routes.py``), which no user's token opens.
 
@@ -48,6 +49,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from pydantic import BaseModel, Field, StringConstraints
 from sqlalchemy import text
+from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from arena import __version__
@@ -94,6 +96,14 @@ from arena.league.bots._versions import (
 from arena.league.matches._challenges import request_challenge
 from arena.league.matches._leaderboard import bot_page_data, leaderboard, league_status, matchup
 from arena.league.matches._matches import Match, MatchStatus
+from arena.league.matches._seasons import (
+    close_season,
+    freeze_season,
+    season_list,
+    season_view,
+    start_final,
+    start_season,
+)
 
 __all__ = [
     "API_PREFIX",
@@ -375,6 +385,60 @@ def create_app(
             disable_bot(session, name, disabled=False)
             return bot_row(session, name)
 
+    @app.get(f"{API_PREFIX}/seasons")
+    def seasons() -> JSON:
+        """Every season, newest first: its name, status, steps' times and settings."""
+        with read_only(league.sessions) as session:
+            return {"seasons": season_list(session)}
+
+    @app.get(f"{API_PREFIX}/seasons/{{name}}")
+    def season(name: str) -> JSON:
+        """One season: entries, its final's progress and standings, its record once closed."""
+        with read_only(league.sessions) as session:
+            return season_view(session, name)
+
+    @app.post(f"{API_PREFIX}/seasons", status_code=201)
+    def season_start(body: SeasonAsked, account: Admin) -> JSON:
+        """Open a season with its final's settings (admin); 409 while another is not closed."""
+        with unit_of_work(league.sessions) as session:
+            start_season(
+                session,
+                body.name,
+                table_size=body.table_size,
+                budget=body.budget,
+                top=body.top,
+                alpha=body.alpha,
+                looks=body.looks,
+            )
+        with read_only(league.sessions) as session:
+            return season_view(session, body.name)
+
+    def season_step(step: Callable[[Session, str], object], name: str) -> JSON:
+        """One step of the season NAME in its own transaction; the season as it is then."""
+        with unit_of_work(league.sessions) as session:
+            step(session, name)
+        with read_only(league.sessions) as session:
+            return season_view(session, name)
+
+    @app.post(f"{API_PREFIX}/seasons/{{name}}/freeze")
+    def season_freeze(name: str, account: Admin) -> JSON:
+        """Freeze the open season NAME: each playing bot's active version is its entry (admin)."""
+        return season_step(freeze_season, name)
+
+    @app.post(f"{API_PREFIX}/seasons/{{name}}/final")
+    def season_final(name: str, account: Admin) -> JSON:
+        """Start the final of the frozen season NAME; its first round is queued (admin)."""
+        return season_step(start_final, name)
+
+    @app.post(f"{API_PREFIX}/seasons/{{name}}/close")
+    def season_close(name: str, account: Admin) -> JSON:
+        """Close the season NAME once its final is decided; its record (admin).
+
+        Closing a closed season answers the same record and changes nothing.
+        """
+        with unit_of_work(league.sessions) as session:
+            return close_season(session, name)
+
     @app.get(f"{API_PREFIX}/leaderboard")
     def standings() -> JSON:
         """The standings of the active versions, ranked as ``arena run`` ranks bots."""
@@ -477,6 +541,17 @@ class ChallengeAsked(BaseModel):
 
     opponents: list[Annotated[str, StringConstraints(max_length=64)]] = Field(max_length=8)
     version: Annotated[int, Field(ge=1, le=MAX_INTEGER)] | None = None
+
+
+class SeasonAsked(BaseModel):
+    """The body of ``POST /api/v1/seasons``: a season's name and its final's settings."""
+
+    name: Annotated[str, StringConstraints(max_length=64)]
+    table_size: Annotated[int, Field(ge=3, le=5)] = 3
+    budget: Annotated[int, Field(ge=1, le=1_000_000)] = 120
+    top: Annotated[int, Field(ge=2, le=1000)] = 4
+    alpha: Annotated[float, Field(gt=0, lt=0.5)] = 0.05
+    looks: Annotated[int, Field(ge=1, le=1000)] = 6
 
 
 def _require_owner(account: Account, owner: str, what: str) -> None:

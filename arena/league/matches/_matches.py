@@ -32,6 +32,7 @@ from sqlalchemy import (
     Integer,
     String,
     case,
+    insert,
     select,
     update,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "claimable",
     "enqueue_match",
     "finish_match",
+    "insert_matches",
     "play_order",
     "renew_lease",
     "requeue_expired",
@@ -76,6 +78,8 @@ class MatchKind(StrEnum):
     """Scheduled by the league: it counts for the ratings and the standings."""
     CHALLENGE = "challenge"
     """Asked for by a bot's owner against bots of their choice: never rated (docs/league.md)."""
+    FINAL = "final"
+    """A match of a season's final (``_seasons.py``): never rated, its standings its own."""
 
 
 class Match(Base):
@@ -123,6 +127,8 @@ class Match(Base):
     )
     # Who asked for a challenge (None for a rated match).
     requested_by: Mapped[int | None] = mapped_column(ForeignKey("users.id"), index=True)
+    # The season whose final this match is part of (None for any other match).
+    season_id: Mapped[int | None] = mapped_column(ForeignKey("seasons.id"), index=True)
 
 
 class MatchSeat(Base):
@@ -195,6 +201,28 @@ def enqueue_match(
     session.add_all(MatchSeat(match_id=match.id, seat=i, version_id=v) for i, v in enumerate(seats))
     session.flush()
     return match.id
+
+
+def insert_matches(
+    session: Session, rows: Sequence[Mapping[str, Any]], seats: Sequence[Sequence[int]]
+) -> list[int]:
+    """Insert queued matches (``rows``, their columns) and their seats; their ids, in order.
+
+    ``seats[i]`` is the versions of ``rows[i]``, seat 0 first. One statement for the matches
+    and one for their seats, however many: a scheduler's groups, a final's round.
+    """
+    ids = list(
+        session.scalars(insert(Match).returning(Match.id, sort_by_parameter_order=True), rows)
+    )
+    session.execute(
+        insert(MatchSeat),
+        [
+            {"match_id": match_id, "seat": seat, "version_id": version}
+            for match_id, versions in zip(ids, seats, strict=True)
+            for seat, version in enumerate(versions)
+        ],
+    )
+    return ids
 
 
 def claim_match(
@@ -316,8 +344,14 @@ def finish_match(
 
 
 def play_order() -> tuple[Any, ...]:
-    """The order queued matches are played in: challenges first, then by id (oldest first)."""
-    return (case((Match.kind == MatchKind.CHALLENGE, 0), else_=1), Match.id)
+    """The order queued matches are played in: challenges, a final's, then rated ones.
+
+    Each kind by id, oldest first.
+    """
+    return (
+        case((Match.kind == MatchKind.CHALLENGE, 0), (Match.kind == MatchKind.FINAL, 1), else_=2),
+        Match.id,
+    )
 
 
 def claimable(now: dt.datetime) -> Any:

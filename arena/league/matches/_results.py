@@ -211,8 +211,8 @@ def record_result(
     _check_fits(match_id, len(versions), result)
     if not finish_match(session, match_id, worker, result, replay_sha256=replay_sha256, now=now):
         return False
-    if session.scalar(select(Match.kind).where(Match.id == match_id)) is MatchKind.CHALLENGE:
-        _record_challenge(session, match_id, len(versions), result)
+    if session.scalar(select(Match.kind).where(Match.id == match_id)) is not MatchKind.RATED:
+        _record_unrated(session, match_id, len(versions), result)
         return True
     faults = Tally(int(f["seat"]) for f in result["faults"])
     if result["void"]:
@@ -278,14 +278,12 @@ def record_result(
     return True
 
 
-def _record_challenge(
-    session: Session, match_id: int, seats: int, result: Mapping[str, Any]
-) -> None:
-    """A challenge's places and chips on its seats, and nothing more: it is never rated.
+def _record_unrated(session: Session, match_id: int, seats: int, result: Mapping[str, Any]) -> None:
+    """A challenge's or a final's places and chips on its seats, and nothing more: no rating.
 
     No ``result_seq``, rating, running sums or fault charge: neither the standings, nor the
-    scheduler's placement counts, nor suspensions take it into account (``_challenges.py``).
-    A void one leaves its seats empty.
+    scheduler's placement counts, nor suspensions take it into account (``_challenges.py``;
+    a final's standings are its own, ``_seasons.py``). A void one leaves its seats empty.
     """
     if result["void"]:
         return

@@ -35,7 +35,7 @@ import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from arena._errors import LeagueError
@@ -43,7 +43,7 @@ from arena.league._db import utcnow
 from arena.league.accounts._accounts import User
 from arena.league.bots._bots import DEFAULT_SIGMA, Bot, BotVersion, VersionStats
 from arena.league.matches._leaderboard import schedulable
-from arena.league.matches._matches import Match, MatchKind, MatchSeat, MatchStatus
+from arena.league.matches._matches import Match, MatchKind, MatchSeat, MatchStatus, insert_matches
 from arena.league.matches._results import take_counter
 
 __all__ = ["GROUPS_COUNTER", "PLAYED_WEIGHT", "RATING_NOISE", "schedule"]
@@ -245,15 +245,4 @@ def _enqueue(
                 }
             )
             seats.append([group[(i + rotation) % k].id for i in range(k)])
-    ids = list(
-        session.scalars(insert(Match).returning(Match.id, sort_by_parameter_order=True), rows)
-    )
-    session.execute(
-        insert(MatchSeat),
-        [
-            {"match_id": match_id, "seat": seat, "version_id": version}
-            for match_id, versions in zip(ids, seats, strict=True)
-            for seat, version in enumerate(versions)
-        ],
-    )
-    return ids
+    return insert_matches(session, rows, seats)

@@ -1,8 +1,10 @@
+import json
+import random
 import stat
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from sqlalchemy import Engine
 
 from arena.cli import main
@@ -20,6 +22,9 @@ from arena.league import (
     unit_of_work,
 )
 from arena.league._home import ChallengeLimits
+from arena.league.matches._seasons import advance_finals
+from tests.arena.league.matches.test_seasons import play_round
+from tests.arena.league.test_executor import add_versions, bundled
 
 
 def _init(runner: CliRunner, home: Path, *args: str) -> str:
@@ -225,3 +230,45 @@ def test_not_logged_in_is_a_clear_error(tmp_path: Path) -> None:
     """Reading credentials that were never stored says to log in."""
     with pytest.raises(LeagueConfigError, match="run `arena login URL TOKEN` first"):
         load_credentials(tmp_path / "none.toml")
+
+
+def test_a_season_from_the_command_line(tmp_path: Path) -> None:
+    """start, freeze, final, show, close (twice: one record), list; a step out of order exits 2."""
+    home = tmp_path / "home"
+    runner = CliRunner()
+    _init(runner, home)
+    league = open_league(home)
+    try:
+        add_versions(league, [bundled(b) for b in ("greedy", "counter", "random")])
+
+        def season(*args: str) -> Result:
+            return runner.invoke(main, ["league", "season", *args, "--league", str(home)])
+
+        started = season("start", "s1", "--budget", "6", "--looks", "2", "--top", "2")
+        assert 0 == started.exit_code, started.output
+        assert "season s1: open" in started.stderr
+        early = season("close", "s1")
+        assert 2 == early.exit_code
+        assert "s1 is open: it closes once its final is decided" in early.stderr
+        frozen = season("freeze", "s1")
+        assert "frozen, 3 entries" in frozen.stderr, frozen.output
+        final = season("final", "s1")
+        assert "its first round of 3 matches queued" in final.stderr, final.output
+        rng = random.Random(3)
+        strength = {v: 0.0 for v in range(1, 100)}
+        for _ in range(2):
+            assert 3 == play_round(league, strength, rng)
+            with unit_of_work(league.sessions) as session:
+                advance_finals(session)
+        shown = season("show", "s1")
+        assert "season s1: final (decided)" in shown.stdout, shown.output
+        assert "round 2 of 2, 6 matches finished" in shown.stdout
+        closed = season("close", "s1", "--json")
+        assert 0 == closed.exit_code, closed.output
+        again = season("close", "s1", "--json")
+        assert json.loads(closed.stdout) == json.loads(again.stdout)
+        assert 6 == json.loads(closed.stdout)["matches"]
+        listed = season("list")
+        assert listed.stdout.startswith("s1\tclosed\t")
+    finally:
+        league.close()

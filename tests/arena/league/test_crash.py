@@ -21,17 +21,26 @@ import secrets
 import signal
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 from sqlalchemy import select
 
+from arena.ladder import final_look, final_rounds
 from arena.league import League, MatchSeat, MatchStatus, unit_of_work
 from arena.league.accounts._accounts import User
-from arena.league.bots._bots import Bot, BotVersion
+from arena.league.bots._bots import Bot, BotVersion, seat_name
 from arena.league.matches._challenges import request_challenge
 from arena.league.matches._matches import MatchKind
+from arena.league.matches._seasons import (
+    Season,
+    close_season,
+    freeze_season,
+    season_outcomes,
+    start_final,
+    start_season,
+)
 from tests.arena.league.test_executor import (
     add_versions,
     bundled,
@@ -68,6 +77,44 @@ def finished(league: League) -> int:
     return statuses(league).get(MatchStatus.FINISHED, 0)
 
 
+def kill_at_random(
+    league: League,
+    server_log: Path,
+    rng: random.Random,
+    options: Sequence[str],
+    done: Callable[[], bool] = lambda: False,
+) -> None:
+    """Start a server and SIGKILL it: in start-up, or soon after a match finished (or ``done``)."""
+    port = free_port()
+    counted = finished(league)
+    server = start_server(league.home, port, server_log, *options)
+    if rng.random() < IN_START_UP:
+        time.sleep(rng.uniform(0.0, 1.5))
+    else:
+        # However busy the machine, the league moves on between two kills.
+        wait_healthy(f"http://127.0.0.1:{port}", server)
+        wait_for("a match finished", lambda: done() or finished(league) > counted)
+        time.sleep(rng.uniform(0.0, 1.5))
+    assert server.poll() is None, f"the server exited with {server.returncode}"
+    server.kill()
+    server.wait(timeout=WAIT_S)
+
+
+def serve_until(
+    league: League, server_log: Path, options: Sequence[str], what: str, done: Callable[[], bool]
+) -> None:
+    """Start a server, wait until ``done``, then stop it with SIGTERM: it must exit 0."""
+    server = start_server(league.home, free_port(), server_log, *options)
+    try:
+        wait_for(what, done)
+        server.send_signal(signal.SIGTERM)
+        assert 0 == server.wait(timeout=WAIT_S)
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+
+
 @pytest.mark.slow
 def test_sigkill_at_random_points_loses_and_doubles_no_match(
     league: League, server_log: Path
@@ -79,34 +126,17 @@ def test_sigkill_at_random_points_loses_and_doubles_no_match(
     add_versions(league, [bundled(name) for name in BOTS])
     t0 = time.monotonic()
     for _ in range(KILLS):
-        port = free_port()
-        counted = finished(league)
-        server = start_server(league.home, port, server_log, *SERVER)
-        if rng.random() < IN_START_UP:
-            time.sleep(rng.uniform(0.0, 1.5))
-        else:
-            # However busy the machine, the league moves on between two kills.
-            wait_healthy(f"http://127.0.0.1:{port}", server)
-            wait_for("a match finished", lambda: finished(league) > counted)  # noqa: B023
-            time.sleep(rng.uniform(0.0, 1.5))
-        assert server.poll() is None, f"the server exited with {server.returncode} (seed {seed})"
-        server.kill()
-        server.wait(timeout=WAIT_S)
+        kill_at_random(league, server_log, rng, SERVER)
     killed = matches(league)
     print(f"chaos over at {time.monotonic() - t0:.1f} s: {Counter(m.status for m in killed)}")
     assert killed, "no match was queued in all that time"
-    drain = start_server(league.home, free_port(), server_log, *SERVER, "--no-schedule")
-    try:
-        wait_for(
-            "the queue drained",
-            lambda: set(statuses(league)) == {MatchStatus.FINISHED},
-        )
-        drain.send_signal(signal.SIGTERM)
-        assert 0 == drain.wait(timeout=WAIT_S)
-    finally:
-        if drain.poll() is None:
-            drain.kill()
-            drain.wait()
+    serve_until(
+        league,
+        server_log,
+        (*SERVER, "--no-schedule"),
+        "the queue drained",
+        lambda: set(statuses(league)) == {MatchStatus.FINISHED},
+    )
     final = matches(league)
     print(f"drained at {time.monotonic() - t0:.1f} s")
     print(f"{len(final)} matches, by attempts: {Counter(m.attempts for m in final)}")
@@ -152,23 +182,105 @@ def test_a_challenge_killed_while_it_plays_is_played_again_once_and_rated_never(
         first.kill()
         first.wait(timeout=WAIT_S)
     assert {MatchStatus.RUNNING: 1} == statuses(league), "killed before it finished"
-    second = start_server(league.home, free_port(), server_log, *options)
-    try:
-        wait_for("the challenge finished", lambda: statuses(league) == {MatchStatus.FINISHED: 1})
-        second.send_signal(signal.SIGTERM)
-        assert 0 == second.wait(timeout=WAIT_S)
-    finally:
-        if second.poll() is None:
-            second.kill()
-            second.wait()
+    serve_until(
+        league,
+        server_log,
+        options,
+        "the challenge finished",
+        lambda: statuses(league) == {MatchStatus.FINISHED: 1},
+    )
     [row] = matches(league)
     assert (challenge, MatchKind.CHALLENGE, None) == (row.id, row.kind, row.result_seq)
     assert row.attempts >= 2 and row.result is not None and not row.result["void"]
     assert row.replay_sha256 is not None and league.artifacts.exists(row.replay_sha256)
     with unit_of_work(league.sessions) as session:
         places = list(
-            session.scalars(select(MatchSeat.place).where(MatchSeat.match_id == challenge))
+            session.scalars(
+                select(MatchSeat.place)
+                .where(MatchSeat.match_id == challenge)
+                .order_by(MatchSeat.seat)
+            )
         )
-        assert [1, 2, 3] == sorted(p for p in places if p is not None)
+        # Every seat placed as its record says (two survivors of the hand cap share a place,
+        # R-CAP-ORDER: [1, 1, 3] is as good as [1, 2, 3]).
+        assert None not in places and row.result["placements"] == places
         assert before == sorted(session.execute(select(BotVersion.id, BotVersion.rating_mu)).all())
+    assert 0 == check_counts_and_ratings(league)
+
+
+@pytest.mark.slow
+def test_sigkill_during_a_final_loses_doubles_and_changes_nothing(
+    league: League, server_log: Path
+) -> None:
+    """A season's final, its server killed 6 times at random: the rounds it plays are the plan's.
+
+    Four bundled bots of four owners; a season frozen and its final started (48 matches at
+    most, in 4 rounds of 12); a server that schedules no rated match plays it, killed with
+    SIGKILL at random moments, restarted, until the final is decided. Then every match of the
+    final is finished once; its matches are exactly the first rounds of the final's plan, in
+    order (no round lost or queued twice); closing it twice gives one record, whose standings
+    are those of a recomputation from the stored matches.
+    """
+    seed = secrets.randbits(32)
+    print(f"random seed of the kill times: {seed}")
+    rng = random.Random(seed)
+    add_versions(league, [bundled(name) for name in ("random", "greedy", "counter", "random")])
+    with unit_of_work(league.sessions) as session:
+        start_season(session, "s1", table_size=3, budget=48, looks=4)
+    with unit_of_work(league.sessions) as session:
+        freeze_season(session, "s1")
+    with unit_of_work(league.sessions) as session:
+        start_final(session, "s1")
+    options = (*SERVER, "--no-schedule")
+
+    def decided() -> bool:
+        with unit_of_work(league.sessions) as session:
+            return session.scalar(select(Season.decided_at)) is not None
+
+    for _ in range(6):
+        if not decided():
+            kill_at_random(league, server_log, rng, options, decided)
+    serve_until(league, server_log, options, "the final decided", decided)
+    played = matches(league)
+    assert all(m.kind is MatchKind.FINAL for m in played)
+    assert {MatchStatus.FINISHED} == {m.status for m in played}
+    with unit_of_work(league.sessions) as session:
+        season = session.scalar(select(Season))
+        assert season is not None
+        entries = {
+            seat_name(b, n): (v, owner)
+            for v, b, n, owner in session.execute(
+                select(BotVersion.id, Bot.name, BotVersion.number, User.name)
+                .join(Bot, Bot.id == BotVersion.bot_id)
+                .join(User, User.id == Bot.owner_id)
+            )
+        }
+        seats = [
+            tuple(
+                session.scalars(
+                    select(MatchSeat.version_id)
+                    .where(MatchSeat.match_id == m.id)
+                    .order_by(MatchSeat.seat)
+                )
+            )
+            for m in played
+        ]
+        rounds, plan_seed, rule = season.rounds, season.plan_seed, season.rule
+    plan = final_rounds(
+        sorted(entries),
+        rule,
+        table_size=3,
+        seed=plan_seed,
+        owners={name: owner for name, (_, owner) in entries.items()},
+    )
+    expected = [tuple(entries[b][0] for b in p.bots) for r in plan[:rounds] for p in r]
+    assert expected == seats, "the final's matches are its plan's first rounds, once each"
+    with unit_of_work(league.sessions) as session:
+        record = close_season(session, "s1")
+    with unit_of_work(league.sessions) as session:
+        assert record == close_season(session, "s1")
+        outcomes = season_outcomes(session, "s1")
+    assert record["standings"] == [
+        {k: getattr(r, k) for k in record["standings"][0]} for r in final_look(outcomes, rule).rows
+    ]
     assert 0 == check_counts_and_ratings(league)

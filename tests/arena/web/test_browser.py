@@ -15,10 +15,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import httpx
 import pytest
 
 from arena.ladder._bundled import bundled_dir
 from arena.league import pack_bot
+from tests.served import wait_for
 
 from .conftest import TIMEOUT_MS, sign_in
 from .seed import NOTER, OTHER, OWNER, ServedLeague
@@ -533,3 +535,53 @@ def test_no_page_has_a_javascript_error(
         page.wait_for_load_state("load")
     page.wait_for_selector("#steps li")
     assert [] == js_errors, "signed-in pages"
+
+
+def test_a_season_shows_its_final_then_its_podium(
+    context: BrowserContext, served: ServedLeague
+) -> None:
+    """An admin runs a season through the API; the pages follow it in Chromium.
+
+    While its final is played the leaderboard carries a banner naming it and the season's
+    page its entries; once it is closed the page shows the podium and the final standings
+    of the record, the season list says closed, and the banner is gone.
+    """
+    admin = {"Authorization": f"Bearer {served.tokens['admin']}"}
+    with httpx.Client(base_url=served.url, headers=admin, timeout=60) as api:
+        made = api.post(
+            "/api/v1/seasons",
+            json={"name": "web-s1", "table_size": 3, "budget": 6, "looks": 2, "top": 2},
+        )
+        assert 201 == made.status_code, made.text
+        entries = [e["name"] for e in api.post("/api/v1/seasons/web-s1/freeze").json()["entries"]]
+        assert len(entries) >= 3
+        started = api.post("/api/v1/seasons/web-s1/final")
+        assert 200 == started.status_code, started.text
+        page = context.new_page()
+        page.goto("/")
+        banner = page.locator("#final-banner")
+        assert "web-s1" in (banner.text_content() or "")
+        page.goto("/seasons/web-s1")
+        assert "final" in (page.locator("#season-status").text_content() or "")
+        shown = page.locator("#entries li").all_text_contents()
+        assert len(entries) == len(shown)
+
+        def decided() -> bool:
+            return bool(api.get("/api/v1/seasons/web-s1").json()["decided"])
+
+        wait_for("the season's final decided", decided)
+        closed = api.post("/api/v1/seasons/web-s1/close")
+        assert 200 == closed.status_code, closed.text
+        record = closed.json()
+    page.goto("/seasons/web-s1")
+    assert "closed" in (page.locator("#season-status").text_content() or "")
+    podium = [r["bot"] for r in record["standings"] if r["rank"] is not None and r["rank"] <= 3]
+    assert podium == page.locator("#podium li").all_text_contents()
+    rows = page.locator("#final-standings tbody tr")
+    assert [r["bot"] for r in record["standings"]] == [
+        rows.nth(i).get_attribute("data-bot") for i in range(rows.count())
+    ]
+    page.goto("/")
+    assert 0 == page.locator("#final-banner").count()
+    page.goto("/seasons")
+    assert "closed" in (page.locator('tr[data-season="web-s1"]').text_content() or "")

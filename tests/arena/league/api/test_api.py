@@ -357,6 +357,14 @@ MATRIX = [
     Row("GET", "/api/v1/bots/{name}/vs/{other}", {"name": "alpha", "other": "beta"}, OPEN),
     Row("POST", "/api/v1/bots/{name}/disable", {"name": "gamma"}, ADMIN_ONLY),
     Row("POST", "/api/v1/bots/{name}/enable", {"name": "gamma"}, ADMIN_ONLY),
+    # A season's steps are an admin's: the admin reaches the use case, which refuses a bad
+    # name (400) or an unknown season (404), so the matrix changes no season.
+    Row("GET", "/api/v1/seasons", {}, OPEN),
+    Row("GET", "/api/v1/seasons/{name}", {"name": "nosuch"}, (404, 404, 404, 404)),
+    Row("POST", "/api/v1/seasons", {}, (401, 403, 403, 400), body={"name": "bad name"}),
+    Row("POST", "/api/v1/seasons/{name}/freeze", {"name": "nosuch"}, (401, 403, 403, 404)),
+    Row("POST", "/api/v1/seasons/{name}/final", {"name": "nosuch"}, (401, 403, 403, 404)),
+    Row("POST", "/api/v1/seasons/{name}/close", {"name": "nosuch"}, (401, 403, 403, 404)),
     Row("GET", "/api/v1/leaderboard", {}, OPEN),
     Row("GET", "/api/v1/status", {}, OPEN),
     Row("GET", "/api/v1/matches", {}, OPEN),
@@ -1280,3 +1288,34 @@ def test_the_executors_host_and_pid_are_for_admins_only(world: World) -> None:
         k: v for k, v in shown.items() if k != "admin"
     }
     assert {"executor": status, "worker": "y"} == shown["admin"]
+
+
+def test_an_admin_steps_a_season_and_everyone_reads_it(world: World, http: httpx.Client) -> None:
+    """Start (201), freeze (the entries), refusals with one sentence (409), public reads.
+
+    The world's bots belong to two owners, so a final of 3 seats cannot keep them apart:
+    it is refused, saying so, and the season stays frozen.
+    """
+    admin = world.headers("admin")
+    made = http.post(
+        "/api/v1/seasons", headers=admin, json={"name": "api-s1", "budget": 12, "looks": 2}
+    )
+    assert 201 == made.status_code, made.text
+    assert ("open", 12) == (made.json()["status"], made.json()["settings"]["budget"])
+    again = http.post("/api/v1/seasons", headers=admin, json={"name": "api-s2"})
+    assert 409 == again.status_code
+    assert "the season 'api-s1' is not closed yet" in again.json()["error"]
+    frozen = http.post("/api/v1/seasons/api-s1/freeze", headers=admin)
+    assert 200 == frozen.status_code, frozen.text
+    entries = {e["name"] for e in frozen.json()["entries"]}
+    assert {"alpha-v1", "beta-v1"} <= entries
+    final = http.post("/api/v1/seasons/api-s1/final", headers=admin)
+    assert 409 == final.status_code
+    assert "cannot be played" in final.json()["error"]
+    closed = http.post("/api/v1/seasons/api-s1/close", headers=admin)
+    assert 409 == closed.status_code
+    for caller in CALLERS:
+        listed = http.get("/api/v1/seasons", headers=world.headers(caller)).json()["seasons"]
+        assert ["api-s1"] == [s["name"] for s in listed]
+        shown = http.get("/api/v1/seasons/api-s1", headers=world.headers(caller)).json()
+        assert ("frozen", entries) == (shown["status"], {e["name"] for e in shown["entries"]})
