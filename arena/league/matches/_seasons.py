@@ -38,6 +38,7 @@ import datetime as dt
 import re
 import secrets
 from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -396,12 +397,19 @@ def current_final(session: Session) -> dict[str, Any] | None:
 # ------------------------------------------------------------------------ the parts
 
 
+@dataclass(frozen=True, slots=True)
 class _Entry:
-    __slots__ = ("bot", "name", "number", "owner", "version")
+    """An entry: its version, bot, version number and owner."""
 
-    def __init__(self, version: int, bot: str, number: int, owner: str) -> None:
-        self.version, self.bot, self.number, self.owner = version, bot, number, owner
-        self.name = seat_name(bot, number)
+    version: int
+    bot: str
+    number: int
+    owner: str
+
+    @property
+    def name(self) -> str:
+        """The name it plays under (``BOT-vN``)."""
+        return seat_name(self.bot, self.number)
 
 
 def _entries(session: Session, season_id: int) -> list[_Entry]:
@@ -515,15 +523,7 @@ def _enqueue_round(
 
 def _outcomes(session: Session, season_id: int) -> list[MatchOutcome]:
     """The final's finished matches that count (not void), in match order."""
-    names = {
-        v: seat_name(bot, number)
-        for v, bot, number in session.execute(
-            select(BotVersion.id, Bot.name, BotVersion.number)
-            .join(Bot, Bot.id == BotVersion.bot_id)
-            .join(SeasonEntry, SeasonEntry.version_id == BotVersion.id)
-            .where(SeasonEntry.season_id == season_id)
-        )
-    }
+    names = {e.version: e.name for e in _entries(session, season_id)}
     matches = session.execute(
         select(Match.id, Match.group_id, Match.result)
         .where(Match.season_id == season_id, Match.status == MatchStatus.FINISHED)
