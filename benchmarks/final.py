@@ -1,40 +1,54 @@
-"""The matches a final needs: the stopping rule against a fixed budget of the same separation.
+"""The matches a final needs: the stopping rule against a fixed budget of the same power.
 
-Run: ``python benchmarks/final.py [--quick] [--budget N] [--top N] [--looks N] [--seed S]``.
+Run: ``python benchmarks/final.py [--quick] [--budget N] [--pool N] [--top N] [--looks N]
+[--replications N] [--jobs N] [--seed S] [--save FILE | --load FILE]``.
 
-A final of 16 bundled-bot entries (``arena.ladder._final``): the search bot at several fixed
-budgets of simulations per decision (each entry its own instance, ``SearchBot.simulations``
-set after loading, so the figures depend only on the seeds), and counter, greedy and random
-with copies of them to make 16. Its plan is ``final_rounds`` (seed ``--seed``); each group
-is one deck seed (``final/<seed>/<group>``) played in every seat rotation, in-process
-(``flipflop.play_match``, as ``benchmarks/separation.py``), luck-adjusted
-(``arena.match._luck.adjusted_placements``). The whole budget is played once; then:
+A final of 16 bundled-bot entries (``arena.ladder._final``): the search bot at fixed budgets
+of simulations per decision a factor of four apart (1 to 256; each entry its own instance,
+``SearchBot.simulations`` set after loading, so the figures depend only on the seeds), then
+counter, greedy and random with copies of them to make 16.
 
-- **the stopping rule**: ``final_look`` (each look at ``1 - alpha / looks``) after each
-  round; the final stops at the first look whose top ``--top`` are ranks 1 to N. Its
-  matches are the rounds up to that look; its separation is that top, in that order;
-- **a fixed budget of the same separation**: a final that looks once, at the end, needs no
-  spending (plain 95 %, the same alpha). The smallest number of whole rounds after which
-  the standings at 95 % have the **same** separation (the same entries ranked 1 to N, in
-  the same order) is the fixed budget that would have done as well, chosen in hindsight, so
-  it flatters the fixed design: a real one must fix its budget before the first match.
+1. **A pool of real matches.** The final's plan (``final_rounds``) for ``--pool`` matches
+   (default twice the budget) is played once, in-process (``flipflop.play_match``, as
+   ``benchmarks/separation.py``), on ``--jobs`` processes, each match luck-adjusted
+   (``arena.match._luck.adjusted_placements``). ``--save FILE`` writes the outcomes as JSON;
+   ``--load FILE`` reads them instead of playing.
+2. **The truth.** The pool's standings at 95 %: its top ``--top`` must be apart (ranks 1 to
+   N), else there is nothing to measure and the run says so.
+3. **Finals drawn from the pool** (``--replications``, a bootstrap): each draws the budget's
+   duplicate groups with replacement from the pool's (a group keeps its rotations, its deal
+   and its luck together; each draw is relabelled). The **stopping rule** looks after each of
+   ``--looks`` rounds at ``1 - alpha / looks`` (``final_look``) and stops at the first look
+   whose top N are apart; it is right when they are the truth's, in its order. Its
+   **matches** are the rounds up to that look (the whole budget if it never stops) and its
+   **power** the share of finals it ends right.
+4. **A fixed budget of the same power.** A final that looks once, at its end, at plain 95 %
+   (no alpha to spend) and plays ``b`` matches, drawn the same way, for ``b`` in steps of one
+   round's matches up to the pool. Its power is the share of draws whose top N are the
+   truth's at that one look. The smallest ``b`` whose power is at least the rule's is the
+   fixed budget that does as well; the figure is the rule's mean matches over that.
 
-Prints lines starting ``final:``: the field, each look (the top's ranks at the rule's level
-and at 95 %), then the rule's matches, the fixed budget's, and their ratio. ``--quick`` plays
-four cheap search variants (4, 8, 16 and 32 simulations a decision) and 120 matches at
-tables of 4 (within ~5 minutes on one core); the default plays six (25 to 800) and 400
-matches (not timed here).
+Prints lines starting ``final:``: the field, the truth, the rule's matches (mean, median)
+and power and its wrong stops, the fixed budgets' powers, and the ratio. ``--quick`` plays
+four search variants (1 to 64) and a pool of 240 matches for a budget of 120 (a few minutes
+on two cores); the default plays five (1 to 256), a pool of 960 matches for a budget of 480.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import random
+import statistics
 import sys
 import time
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from arena.executors import PlannedMatch
 from arena.ladder import FinalRule, MatchOutcome, compute_standings, final_look, final_rounds
 from arena.ladder._final import _look
 from arena.match._luck import adjusted_placements
@@ -43,17 +57,19 @@ from flipflop import Bot, MatchConfig, load_bot, play_match
 BOTS_DIR = Path(__file__).resolve().parent.parent / "bots"
 TABLE_SIZE = 4
 ENTRIES = 16
-QUICK_SEARCH = (4, 8, 16, 32)
-SEARCH = (25, 50, 100, 200, 400, 800)
+QUICK_SEARCH = (1, 4, 16, 64)
+SEARCH = (1, 4, 16, 64, 256)
+
+Entry = tuple[str, int | None]
 
 
-def field(search: Sequence[int]) -> dict[str, tuple[str, int | None]]:
+def field(search: Sequence[int]) -> dict[str, Entry]:
     """Sixteen entries: name -> (bundled bot, simulations for search; None otherwise).
 
     The search variants first, then counter, greedy and random in turn (``counter``,
     ``greedy``, ``random``, ``counter-2``, ...) until there are 16.
     """
-    entries: dict[str, tuple[str, int | None]] = {f"search-{n}": ("search", n) for n in search}
+    entries: dict[str, Entry] = {f"search-{n}": ("search", n) for n in search}
     plain = ("counter", "greedy", "random")
     i = 0
     while len(entries) < ENTRIES:
@@ -63,7 +79,7 @@ def field(search: Sequence[int]) -> dict[str, tuple[str, int | None]]:
     return entries
 
 
-def make_bot(entry: tuple[str, int | None]) -> Bot:
+def make_bot(entry: Entry) -> Bot:
     """A fresh instance of an entry's bot, the search bot on its own fixed work."""
     name, simulations = entry
     bot = load_bot(BOTS_DIR / name)
@@ -73,115 +89,191 @@ def make_bot(entry: tuple[str, int | None]) -> Bot:
     return bot
 
 
-def play(
-    entries: dict[str, tuple[str, int | None]], rule: FinalRule, seed: int
-) -> list[list[MatchOutcome]]:
-    """Play every round of the final's plan; the outcomes, round by round."""
-    rounds = final_rounds(list(entries), rule, table_size=TABLE_SIZE, seed=seed)
-    total = sum(map(len, rounds))
-    start = time.perf_counter()
-    played: list[list[MatchOutcome]] = []
-    done = 0
+def play_one(job: tuple[dict[str, Entry], PlannedMatch, int]) -> MatchOutcome:
+    """Play one planned match of the pool in this process; its luck-adjusted outcome."""
+    entries, m, seed = job
     config = MatchConfig(seats=TABLE_SIZE)
-    for planned in rounds:
-        outcomes = []
-        for m in planned:
-            bots = [make_bot(entries[name]) for name in m.bots]
-            state = play_match(
-                bots,
-                config,
-                f"final/{seed}/{m.group}",
-                strict=True,
-                match_id=m.match_id,
-            )
-            assert state.result is not None
-            adjusted = adjusted_placements(state)
-            placements = tuple(state.result.placements)
-            outcomes.append(
-                MatchOutcome(
-                    match_id=m.match_id,
-                    bots=m.bots,
-                    placements=placements,
-                    bankrolls=tuple(state.result.bankrolls),
-                    start_bankroll=config.bankroll,
-                    hands=state.result.hands,
-                    group=m.group,
-                    luck=tuple(p - a for p, a in zip(placements, adjusted, strict=True)),
-                )
-            )
-            done += 1
+    bots = [make_bot(entries[name]) for name in m.bots]
+    state = play_match(bots, config, f"final/{seed}/{m.group}", strict=True, match_id=m.match_id)
+    assert state.result is not None
+    placements = tuple(state.result.placements)
+    adjusted = adjusted_placements(state)
+    return MatchOutcome(
+        match_id=m.match_id,
+        bots=m.bots,
+        placements=placements,
+        bankrolls=tuple(state.result.bankrolls),
+        start_bankroll=config.bankroll,
+        hands=state.result.hands,
+        group=m.group,
+        luck=tuple(p - a for p, a in zip(placements, adjusted, strict=True)),
+    )
+
+
+def play_pool(entries: dict[str, Entry], pool: int, seed: int, jobs: int) -> list[MatchOutcome]:
+    """Play the final's plan of ``pool`` matches once, on ``jobs`` processes."""
+    rounds = final_rounds(list(entries), FinalRule(pool, looks=1), table_size=TABLE_SIZE, seed=seed)
+    plan = [m for r in rounds for m in r]
+    start = time.perf_counter()
+    out: list[MatchOutcome] = []
+    with ProcessPoolExecutor(jobs) as workers:
+        for outcome in workers.map(play_one, [(entries, m, seed) for m in plan], chunksize=4):
+            out.append(outcome)
             print(
-                f"\r{done}/{total} matches, {time.perf_counter() - start:.0f} s",
+                f"\r{len(out)}/{len(plan)} matches, {time.perf_counter() - start:.0f} s",
                 end="",
                 file=sys.stderr,
                 flush=True,
             )
-        played.append(outcomes)
     print(file=sys.stderr)
-    return played
+    return out
+
+
+def groups_of(outcomes: Sequence[MatchOutcome]) -> list[list[MatchOutcome]]:
+    """The pool's duplicate groups, each its matches (every rotation of one deal)."""
+    by_group: dict[int | None, list[MatchOutcome]] = {}
+    for o in outcomes:
+        by_group.setdefault(o.group, []).append(o)
+    return list(by_group.values())
+
+
+def draw(
+    groups: Sequence[list[MatchOutcome]], n: int, rng: random.Random
+) -> list[list[MatchOutcome]]:
+    """``n`` groups drawn with replacement, each relabelled (a group and match ids its own)."""
+    drawn = []
+    for g in range(n):
+        group = rng.choice(groups)
+        drawn.append([replace(o, match_id=f"d{g}/{i}", group=g) for i, o in enumerate(group)])
+    return drawn
+
+
+def top_of(outcomes: Sequence[MatchOutcome], top: int) -> list[str] | None:
+    """The top ``top`` entries if they are apart at plain 95 % (one look), else None."""
+    rows = compute_standings(outcomes)
+    look = _look(rows, top)
+    return [r.bot for r in rows[:top]] if look.separated else None
+
+
+def rounds_of(groups: Sequence[list[MatchOutcome]], looks: int) -> list[list[MatchOutcome]]:
+    """Groups cut into ``looks`` consecutive rounds, as ``final_rounds`` cuts a plan."""
+    size, extra = divmod(len(groups), looks)
+    out, start = [], 0
+    for r in range(looks):
+        end = start + size + (r < extra)
+        out.append([o for g in groups[start:end] for o in g])
+        start = end
+    return out
 
 
 def main() -> None:
-    """Play a final, then compare the stopping rule with the fixed budget it matches."""
+    """Play (or load) a pool, then compare the stopping rule with a fixed budget's power."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="four cheap search variants")
-    parser.add_argument("--budget", type=int, help="matches (default 120 quick, else 400)")
-    parser.add_argument("--top", type=int, default=4, help="the top to separate (default 4)")
+    parser.add_argument("--quick", action="store_true", help="four search variants, a pool of 240")
+    parser.add_argument("--budget", type=int, help="the final's matches (120 quick, else 480)")
+    parser.add_argument("--pool", type=int, help="matches played once (default twice the budget)")
+    parser.add_argument("--top", type=int, default=3, help="the top to separate (default 3)")
     parser.add_argument("--looks", type=int, default=10, help="rounds, a look each (10)")
     parser.add_argument("--alpha", type=float, default=0.05, help="alpha (default 0.05)")
-    parser.add_argument("--seed", type=int, default=0, help="plan and deck seeds (default 0)")
+    parser.add_argument("--replications", type=int, default=400, help="finals drawn (400)")
+    parser.add_argument("--jobs", type=int, default=2, help="processes playing the pool (2)")
+    parser.add_argument("--seed", type=int, default=0, help="plan, deck and draw seed (0)")
+    saving = parser.add_mutually_exclusive_group()
+    saving.add_argument("--save", type=Path, help="write the pool's outcomes to FILE (JSON)")
+    saving.add_argument("--load", type=Path, help="read the pool from FILE instead of playing")
     args = parser.parse_args()
-    budget = args.budget or (120 if args.quick else 400)
+    budget = args.budget or (120 if args.quick else 480)
+    pool_size = args.pool or 2 * budget
     rule = FinalRule(budget, top=args.top, alpha=args.alpha, looks=args.looks)
     entries = field(QUICK_SEARCH if args.quick else SEARCH)
     rule.check(len(entries), TABLE_SIZE)
 
     start = time.perf_counter()
-    rounds = play(entries, rule, args.seed)
+    if args.load:
+        pool = [_outcome(d) for d in json.loads(args.load.read_text())]
+    else:
+        pool = play_pool(entries, pool_size, args.seed, args.jobs)
+        if args.save:
+            args.save.write_text(json.dumps([asdict(o) for o in pool]))
     seconds = time.perf_counter() - start
+    how = f"read from {args.load}" if args.load else f"played in {seconds:.0f} s"
+    groups = groups_of(pool)
     print(
         f"final: {len(entries)} entries ({', '.join(entries)}) at tables of {TABLE_SIZE}; "
-        f"budget {sum(map(len, rounds))} matches in {rule.looks} rounds; top {rule.top}, "
-        f"alpha {rule.alpha}, each look at {rule.confidence:.4f}; seed {args.seed}; "
-        f"played in {seconds:.0f} s"
+        f"a pool of {len(pool)} matches ({len(groups)} groups) {how}; budget "
+        f"{budget} in {rule.looks} looks at {rule.confidence:.4f}; top {rule.top}; seed {args.seed}"
     )
-    outcomes: list[MatchOutcome] = []
-    stopped: tuple[int, list[str]] | None = None
-    fixed: int | None = None
-    looks = []
-    for r, played in enumerate(rounds, 1):
-        outcomes.extend(played)
-        look = final_look(outcomes, rule)
-        plain = _look(compute_standings(outcomes), rule.top)
-        looks.append((len(outcomes), look, plain))
-        n = min(rule.top, len(look.rows))
-        print(
-            f"final: look {r} after {len(outcomes)} matches: top at {rule.confidence:.4f} "
-            + ", ".join(f"{x.rank} {x.bot}" for x in look.rows[:n])
-            + f"{' (separated)' if look.separated else ''}; at 0.95 "
-            + ", ".join(f"{x.rank} {x.bot}" for x in plain.rows[:n])
-            + f"{' (separated)' if plain.separated else ''}"
-        )
-        if stopped is None and look.separated:
-            stopped = (len(outcomes), [x.bot for x in look.rows[:n]])
-    if stopped is None:
-        print(f"final: the rule did not separate the top {rule.top} within the budget")
-    else:
-        matches, top = stopped
-        for count, _, plain in looks:
-            if plain.separated and [x.bot for x in plain.rows[: len(top)]] == top:
-                fixed = count
+    rows = compute_standings(pool)
+    print(
+        "final: the pool at 0.95: " + ", ".join(f"{r.rank} {r.bot}" for r in rows[: rule.top + 2])
+    )
+    truth = top_of(pool, rule.top)
+    if truth is None:
+        print(f"final: the pool does not separate its top {rule.top}: nothing to measure")
+        return
+
+    rng = random.Random(args.seed)
+    per_final = -(-budget // TABLE_SIZE)
+    matches, right, wrong = [], 0, 0
+    for _ in range(args.replications):
+        outcomes: list[MatchOutcome] = []
+        found = None
+        for played in rounds_of(draw(groups, per_final, rng), rule.looks):
+            outcomes.extend(played)
+            look = final_look(outcomes, rule)
+            if look.separated:
+                found = [r.bot for r in look.rows[: rule.top]]
                 break
-        print(f"final: the rule stopped after {matches} matches with the top {', '.join(top)}")
-        if fixed is None:
-            print("final: no fixed budget within this one gives that separation at 0.95")
-        else:
-            print(
-                f"final: a fixed budget of the same separation (one look at 0.95, the smallest "
-                f"number of whole rounds, in hindsight) needs {fixed} matches; "
-                f"rule / fixed {matches / fixed:.2f}, rule / whole budget "
-                f"{matches / looks[-1][0]:.2f}"
-            )
+        matches.append(len(outcomes))
+        right += found == truth
+        wrong += found is not None and found != truth
+    power = right / args.replications
+    mean = statistics.fmean(matches)
+    print(
+        f"final: the rule over {args.replications} drawn finals: {mean:.0f} matches on average "
+        f"(median {statistics.median(matches):.0f}, budget {per_final * TABLE_SIZE}); ends "
+        f"right {power:.1%}, wrong {wrong / args.replications:.1%}"
+    )
+    if right == 0:
+        print("final: the rule never ended right: no fixed budget to compare it with")
+        return
+    step = max(1, per_final // rule.looks)
+    fixed = None
+    n = step
+    while n <= 4 * per_final and fixed is None:
+        hits = sum(
+            top_of([o for g in draw(groups, n, rng) for o in g], rule.top) == truth
+            for _ in range(args.replications)
+        )
+        share = hits / args.replications
+        print(f"final: a fixed budget of {n * TABLE_SIZE} matches, at 0.95 once: {share:.1%} right")
+        if share >= power:
+            fixed = n * TABLE_SIZE
+        n += step
+    if fixed is None:
+        print(
+            f"final: no fixed budget up to {4 * per_final * TABLE_SIZE} matches (four times the "
+            "rule's) is right as often as the rule"
+        )
+    else:
+        print(
+            f"final: rule / fixed budget of the same power: {mean:.0f} / {fixed} = "
+            f"{mean / fixed:.2f}"
+        )
+
+
+def _outcome(d: dict[str, Any]) -> MatchOutcome:
+    """A pool outcome read back from JSON (its tuples came back as lists)."""
+    return MatchOutcome(
+        match_id=d["match_id"],
+        bots=tuple(d["bots"]),
+        placements=tuple(d["placements"]),
+        bankrolls=tuple(d["bankrolls"]),
+        start_bankroll=d["start_bankroll"],
+        hands=d["hands"],
+        group=d["group"],
+        luck=None if d["luck"] is None else tuple(d["luck"]),
+    )
 
 
 if __name__ == "__main__":

@@ -114,8 +114,9 @@ class FinalLook:
         rows: the standings at the rule's level (``compute_standings(outcomes,
             confidence=rule.confidence)``), best first.
         separated: every adjacent pair of the top ``min(top, len(rows))`` rows is in bands
-            of their own (their ranks are 1, 2, ... all distinct); False with fewer than two
-            rows, when there is nothing to tell apart yet.
+            of their own (their ranks are 1, 2, ... all distinct) and the row below the top
+            is in a band below them all (it does not share the last place of the top);
+            False with fewer than two rows, when there is nothing to tell apart yet.
     """
 
     rows: list[BotStanding]
@@ -135,7 +136,13 @@ def final_look(outcomes: Sequence[MatchOutcome], rule: FinalRule) -> FinalLook:
 def _look(rows: list[BotStanding], top: int) -> FinalLook:
     """The look at ``rows`` (standings at the rule's level): is the top ``top`` apart?"""
     n = min(top, len(rows))
-    separated = n >= 2 and [r.rank for r in rows[:n]] == list(range(1, n + 1))
+    separated = (
+        n >= 2
+        and [r.rank for r in rows[:n]] == list(range(1, n + 1))
+        # the N-th place is its own: no row below shares its band (ranks 1, 2, 3, 3 do not
+        # tell who is third)
+        and (len(rows) == n or (rows[n].rank or n + 1) > n)
+    )
     return FinalLook(rows, separated)
 
 

@@ -367,7 +367,7 @@ def test_a_look_does_not_separate_two_bots_that_share_the_top() -> None:
 
 
 def test_a_look_only_asks_for_its_top() -> None:
-    """With a top of 2, a tie further down does not hold the final back."""
+    """With a top of 2, a tie further down does not hold the final back; with a top of 3 it does."""
     outcomes = [
         MatchOutcome(
             f"m{3 * g + r:05d}",
@@ -387,6 +387,8 @@ def test_a_look_only_asks_for_its_top() -> None:
     assert [1, 2, 3, 3] == [r.rank for r in final_look(outcomes, FinalRule(300, top=2)).rows]
     assert final_look(outcomes, FinalRule(300, top=2)).separated
     assert not final_look(outcomes, FinalRule(300, top=4)).separated
+    # ranks 1, 2, 3, 3: the top 3 are not apart, for c and d share the third place
+    assert not final_look(outcomes, FinalRule(300, top=3)).separated
 
 
 def test_a_look_is_at_the_rules_level() -> None:
