@@ -51,6 +51,7 @@ from typing import Any
 from arena.executors import PlannedMatch
 from arena.ladder import FinalRule, MatchOutcome, compute_standings, final_look, final_rounds
 from arena.ladder._final import _look
+from arena.ladder._records import outcome_of
 from arena.match._luck import adjusted_placements
 from flipflop import Bot, MatchConfig, load_bot, play_match
 
@@ -190,7 +191,7 @@ def main() -> None:
 
     start = time.perf_counter()
     if args.load:
-        pool = [_outcome(d) for d in json.loads(args.load.read_text())]
+        pool = [outcome_of(d) for d in json.loads(args.load.read_text())]
     else:
         pool = play_pool(entries, pool_size, args.seed, args.jobs)
         if args.save:
@@ -260,20 +261,6 @@ def main() -> None:
             f"final: rule / fixed budget of the same power: {mean:.0f} / {fixed} = "
             f"{mean / fixed:.2f}"
         )
-
-
-def _outcome(d: dict[str, Any]) -> MatchOutcome:
-    """A pool outcome read back from JSON (its tuples came back as lists)."""
-    return MatchOutcome(
-        match_id=d["match_id"],
-        bots=tuple(d["bots"]),
-        placements=tuple(d["placements"]),
-        bankrolls=tuple(d["bankrolls"]),
-        start_bankroll=d["start_bankroll"],
-        hands=d["hands"],
-        group=d["group"],
-        luck=None if d["luck"] is None else tuple(d["luck"]),
-    )
 
 
 if __name__ == "__main__":
