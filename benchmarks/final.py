@@ -13,8 +13,9 @@ counter, greedy and random with copies of them to make 16.
    ``benchmarks/separation.py``), on ``--jobs`` processes, each match luck-adjusted
    (``arena.match._luck.adjusted_placements``). ``--save FILE`` writes the outcomes as JSON;
    ``--load FILE`` reads them instead of playing.
-2. **The truth.** The pool's standings at 95 %: its top ``--top`` must be apart (ranks 1 to
-   N), else there is nothing to measure and the run says so.
+2. **The truth.** The pool's standings at 95 %: its top ``--top`` must be apart
+   (``final_look``'s test: ranks 1 to N, the next entry below them), else there is nothing
+   to measure and the run says so.
 3. **Finals drawn from the pool** (``--replications``, a bootstrap): each draws the budget's
    duplicate groups with replacement from the pool's (a group keeps its rotations, its deal
    and its luck together; each draw is relabelled). The **stopping rule** looks after each of
@@ -24,9 +25,10 @@ counter, greedy and random with copies of them to make 16.
    **power** the share of finals it ends right.
 4. **A fixed budget of the same power.** A final that looks once, at its end, at plain 95 %
    (no alpha to spend) and plays ``b`` matches, drawn the same way, for ``b`` in steps of one
-   round's matches up to the pool. Its power is the share of draws whose top N are the
-   truth's at that one look. The smallest ``b`` whose power is at least the rule's is the
-   fixed budget that does as well; the figure is the rule's mean matches over that.
+   round's matches up to four times the final's budget. Its power is the share of draws
+   whose top N are the truth's at that one look. The smallest ``b`` whose power is at least
+   the rule's is the fixed budget that does as well; the figure is the rule's mean matches
+   over that.
 
 Prints lines starting ``final:``: the field, the truth, the rule's matches (mean, median)
 and power and its wrong stops, the fixed budgets' powers, and the ratio. ``--quick`` plays
