@@ -51,8 +51,15 @@ from pathlib import Path
 from typing import Any
 
 from arena.executors import PlannedMatch
-from arena.ladder import FinalRule, MatchOutcome, compute_standings, final_look, final_rounds
-from arena.ladder._final import _look
+from arena.ladder import (
+    BotStanding,
+    FinalRule,
+    MatchOutcome,
+    compute_standings,
+    final_look,
+    final_rounds,
+)
+from arena.ladder._final import _look, near_equal_rounds
 from arena.ladder._records import outcome_of
 from arena.match._luck import adjusted_placements
 from flipflop import Bot, MatchConfig, load_bot, play_match
@@ -151,22 +158,10 @@ def draw(
     return drawn
 
 
-def top_of(outcomes: Sequence[MatchOutcome], top: int) -> list[str] | None:
-    """The top ``top`` entries if they are apart at plain 95 % (one look), else None."""
-    rows = compute_standings(outcomes)
+def top_of(rows: list[BotStanding], top: int) -> list[str] | None:
+    """The top ``top`` of standings at plain 95 % if they are apart (one look), else None."""
     look = _look(rows, top)
     return [r.bot for r in rows[:top]] if look.separated else None
-
-
-def rounds_of(groups: Sequence[list[MatchOutcome]], looks: int) -> list[list[MatchOutcome]]:
-    """Groups cut into ``looks`` consecutive rounds, as ``final_rounds`` cuts a plan."""
-    size, extra = divmod(len(groups), looks)
-    out, start = [], 0
-    for r in range(looks):
-        end = start + size + (r < extra)
-        out.append([o for g in groups[start:end] for o in g])
-        start = end
-    return out
 
 
 def main() -> None:
@@ -210,7 +205,7 @@ def main() -> None:
     print(
         "final: the pool at 0.95: " + ", ".join(f"{r.rank} {r.bot}" for r in rows[: rule.top + 2])
     )
-    truth = top_of(pool, rule.top)
+    truth = top_of(rows, rule.top)
     if truth is None:
         print(f"final: the pool does not separate its top {rule.top}: nothing to measure")
         return
@@ -221,8 +216,8 @@ def main() -> None:
     for _ in range(args.replications):
         outcomes: list[MatchOutcome] = []
         found = None
-        for played in rounds_of(draw(groups, per_final, rng), rule.looks):
-            outcomes.extend(played)
+        for drawn in near_equal_rounds(draw(groups, per_final, rng), rule.looks):
+            outcomes.extend(o for g in drawn for o in g)
             look = final_look(outcomes, rule)
             if look.separated:
                 found = [r.bot for r in look.rows[: rule.top]]
@@ -245,7 +240,8 @@ def main() -> None:
     n = step
     while n <= 4 * per_final and fixed is None:
         hits = sum(
-            top_of([o for g in draw(groups, n, rng) for o in g], rule.top) == truth
+            top_of(compute_standings([o for g in draw(groups, n, rng) for o in g]), rule.top)
+            == truth
             for _ in range(args.replications)
         )
         share = hits / args.replications

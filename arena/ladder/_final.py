@@ -41,11 +41,14 @@ import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from arena._errors import PlanError
 from arena.executors import PlannedMatch
 from arena.ladder._plan import _ATTEMPTS, _Balanced, plan_ladder
 from arena.ladder._standings import BotStanding, MatchOutcome, compute_standings
+
+_T = TypeVar("_T")
 
 __all__ = ["FinalLook", "FinalRule", "final_look", "final_rounds"]
 
@@ -186,12 +189,21 @@ def final_rounds(
     tables = [m.bots for m in plan if m.index % table_size == 0]  # each group's first seating
     if not _balanced(tables, entries):
         plan = _rotations(_chosen_tables(entries, table_size, len(tables), seed, owners or {}))
-    size, extra = divmod(len(plan) // table_size, rule.looks)
-    rounds: list[list[PlannedMatch]] = []
+    groups = [plan[i : i + table_size] for i in range(0, len(plan), table_size)]
+    return [[m for g in r for m in g] for r in near_equal_rounds(groups, rule.looks)]
+
+
+def near_equal_rounds(items: Sequence[_T], looks: int) -> list[list[_T]]:
+    """``items`` cut into ``looks`` consecutive rounds, the first rounds the longer.
+
+    Their lengths differ by one at most: how ``final_rounds`` cuts a plan's duplicate groups.
+    """
+    size, extra = divmod(len(items), looks)
+    rounds: list[list[_T]] = []
     start = 0
-    for r in range(rule.looks):
-        end = start + (size + (r < extra)) * table_size
-        rounds.append(plan[start:end])
+    for r in range(looks):
+        end = start + size + (r < extra)
+        rounds.append(list(items[start:end]))
         start = end
     return rounds
 
