@@ -1,10 +1,12 @@
 # Developer shortcuts. Uses the tools in .venv when it exists (bash scripts/test.sh makes it),
 # otherwise whatever is on PATH.
 .DEFAULT_GOAL := help
-.PHONY: help proto vectors lint typecheck test bench
+.PHONY: help proto vectors lint typecheck test bench compile uncompile
 
 BIN := $(if $(wildcard .venv/bin/python),.venv/bin/,)
 PYTHON := $(if $(BIN),$(BIN)python,python3)
+# The same, usable from another directory.
+PYTHON_ABS := $(if $(BIN),$(abspath $(BIN)python),python3)
 
 help: ## List the targets
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -33,3 +35,12 @@ bench: ## Run every benchmarks/*.py
 		echo "== $$script"; \
 		$(PYTHON) "$$script" || exit 1; \
 	done
+
+compile: ## Compile the engine with mypyc, in place (needs a C compiler; docs/engine.md)
+	cd sdk && FLIPFLOP_COMPILE=1 $(PYTHON_ABS) setup.py -q build_ext --inplace
+	@$(PYTHON) -c "import flipflop; print('flipflop.COMPILED =', flipflop.COMPILED)"
+
+uncompile: ## Remove the compiled engine: back to the pure-Python modules
+	rm -f sdk/flipflop/*.so
+	rm -rf sdk/build
+	@$(PYTHON) -c "import flipflop; print('flipflop.COMPILED =', flipflop.COMPILED)"

@@ -8,6 +8,7 @@ The engine (:class:`MatchState`) is the same code the arena runs, so a bot can u
 forward model. Rule ids (``R-…``) refer to ``docs/rules.md``.
 """
 
+from flipflop import _match
 from flipflop._actions import DRAW_DISCARD, DRAW_STOCK, DROP, Action, ActionKind, Event, Phase
 from flipflop._bot import Bot, MatchInfo
 from flipflop._cards import DECK, Card, Rank, Suit, cards_of, hand_total, mask_of, parse_cards
@@ -61,8 +62,16 @@ from flipflop._wire import ANSWER_CAPS
 
 __version__ = "0.1.0"
 
+COMPILED: bool = not str(_match.__file__).endswith(".py")
+"""Whether the engine modules are the compiled build (``docs/engine.md`` "A compiled engine").
+
+The pure-Python modules are the reference and the fallback; a compiled build plays the same
+matches (``tests/sdk/test_compiled.py``).
+"""
+
 __all__ = [
     "ANSWER_CAPS",
+    "COMPILED",
     "DECK",
     "DRAW_DISCARD",
     "DRAW_STOCK",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hmac
 import random
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from math import factorial, prod
 from operator import sub
 
@@ -33,6 +33,7 @@ from flipflop._actions import (
     Phase,
 )
 from flipflop._cards import DECK, SUIT_MASK, Card, cards_of, hand_total
+from flipflop._config import MatchConfig
 from flipflop._errors import ConfigError, IllegalActionError, MalformedActionError
 from flipflop._observation import Observation, Pot, Pots, Show, Spread
 from flipflop._results import HandResult, MatchResult, Payment, Termination
@@ -49,49 +50,6 @@ _CLOCKWISE = {
     for n in range(3, 6)
 }
 """``_CLOCKWISE[seats][dealer]``: every seat clockwise from the dealer's left, the dealer last."""
-
-
-@dataclass(frozen=True, slots=True)
-class MatchConfig:
-    """The rules parameters of a match (R-PLAYERS, R-STAKE, R-END, R-TURN-CAP).
-
-    The defaults (stake 10, bankroll 100, i.e. ten stakes) were chosen by measurement so that
-    almost every match ends by survival rather than by the hand cap: see ``docs/engine.md``.
-
-    Attributes:
-        seats: players at the table, 3 to 5.
-        stake: ``S``, the ante per pot and the size of an extra stake (chips, > 0).
-        bankroll: every player's starting chips (at least ``S``).
-        hand_cap: the match ends after this many hands if it has not ended before (None: never).
-        turn_cap: a hand's play ends after this many turns (R-TURN-CAP).
-    """
-
-    seats: int = 4
-    stake: int = 10
-    bankroll: int = 100
-    hand_cap: int | None = 500
-    turn_cap: int = 200
-
-    def __post_init__(self) -> None:
-        for name in ("seats", "stake", "bankroll", "turn_cap"):
-            if type(getattr(self, name)) is not int:
-                raise ConfigError(f"{name} must be an integer, got {getattr(self, name)!r}")
-        if not 3 <= self.seats <= 5:
-            raise ConfigError(f"seats must be 3 to 5 (R-PLAYERS), got {self.seats}")
-        if self.stake < 1:
-            raise ConfigError(f"stake must be at least 1 chip, got {self.stake}")
-        if self.bankroll < self.stake:
-            raise ConfigError(
-                f"bankroll {self.bankroll} is below the stake {self.stake}: nobody could ante"
-            )
-        if self.hand_cap is not None and (type(self.hand_cap) is not int or self.hand_cap < 1):
-            raise ConfigError(f"hand_cap must be a positive integer or None, got {self.hand_cap!r}")
-        if self.turn_cap < 1:
-            raise ConfigError(f"turn_cap must be at least 1, got {self.turn_cap}")
-
-    def to_dict(self) -> dict[str, int | None]:
-        """A JSON-ready dict (used by replays)."""
-        return asdict(self)
 
 
 Seed = bytes | str | int
@@ -310,6 +268,7 @@ class MatchState:
         decks: Sequence[Sequence[int]] = (),
         dealer: int | None = None,
         bankrolls: Sequence[int] | None = None,
+        _blank: bool = False,
     ) -> None:
         """Start a match and deal its first hand.
 
@@ -321,7 +280,13 @@ class MatchState:
                 (52 card indices, top first) when given, the seeded deck otherwise.
             dealer: the first dealer, instead of the seeded one.
             bankrolls: starting chips per seat, instead of ``config.bankroll`` for all.
+            _blank: internal: set nothing, for :meth:`clone` and :meth:`from_observation`,
+                which set every other attribute themselves (the compiled build's class cannot be
+                made without ``__init__``).
         """
+        if _blank:
+            self.config, self.seed = config, seed
+            return
         if not isinstance(config, MatchConfig):
             raise ConfigError(f"expected a MatchConfig, got {type(config).__name__}")
         n = config.seats
@@ -352,6 +317,38 @@ class MatchState:
         self._table: _Table | None = None
         self._known_masks: tuple[int, ...] = ()
         self._known_cards: tuple[tuple[Card, ...], ...] = ()
+        # The hand's state, set by every deal; these values last only where the match is
+        # over before its first deal (fewer than two seats can ante), so that such a state
+        # has every attribute too (``clone``).
+        self.payments: list[Payment] = []
+        self.bankrolls_before = self.initial_bankrolls
+        self.elig = [[False] * n, [False] * n, [False] * n]
+        self.all_in = [False] * n
+        self._order: list[int] = []
+        self.hands = [0] * n
+        self.dealt = [0] * n
+        self.flip_card = self.flip_suit = self.flop_suit = 0
+        self.stock: list[int] = []
+        self.discard: list[int] = []
+        self.spread_masks: list[int] = []
+        self.spread_kinds: list[SpreadKind] = []
+        self.spread_owner: list[int] = []
+        self.spread_layoff: list[int] = []
+        self._spread_views: list[Spread] = []
+        self.known = [0] * n
+        self.shows: list[Show] = []
+        self.shown = [False] * n
+        self.best = [-1, -1, -1]
+        self.events: list[Event] = []
+        self.melds3 = [0] * n
+        self.melds_other = [0] * n
+        self.layoffs = [0] * n
+        self.turns = 0
+        self.drawn = -1
+        self.last_stock = False
+        self.phase = Phase.START
+        self.to_act = self.dealer
+        self._pending_eliminated: list[int] = []
         self._start_hand()
 
     # ------------------------------------------------------------------ the deal
@@ -373,7 +370,7 @@ class MatchState:
         cfg = self.config
         n, stake = cfg.seats, cfg.stake
         self.hand_number += 1
-        self.payments: list[Payment] = []
+        self.payments = []
         self.bankrolls_before = tuple(self.bankrolls)
         self.elig = [[False] * n, [False] * n, [False] * n]
         self.all_in = [False] * n
@@ -430,19 +427,19 @@ class MatchState:
         self.flip_suit = self.flip_card // 13
         self.flop_suit = 3 - self.flip_suit  # R-FLIP: the other suit of the same colour
         self.stock = deck[_HAND_SIZE * k :][::-1]  # pop() takes the top
-        self.discard: list[int] = []
-        self.spread_masks: list[int] = []
-        self.spread_kinds: list[SpreadKind] = []
-        self.spread_owner: list[int] = []
-        self.spread_layoff: list[int] = []
-        self._spread_views: list[Spread] = []
+        self.discard = []
+        self.spread_masks = []
+        self.spread_kinds = []
+        self.spread_owner = []
+        self.spread_layoff = []
+        self._spread_views = []
         self.known = [0] * n
         self.known[self.dealer] = 1 << self.flip_card
-        self.shows: list[Show] = []
+        self.shows = []
         self.shown = [False] * n
         # R-SHOW-ELIGIBLE: the flip card counts as shown only if the dealer can win the flip.
         self.best = [-1, self.flip_card if self.elig[_FLIP][self.dealer] else -1, -1]
-        self.events: list[Event] = []
+        self.events = []
         self.melds3 = [0] * n
         self.melds_other = [0] * n
         self.layoffs = [0] * n
@@ -520,8 +517,13 @@ class MatchState:
             out.append(_DISCARDS[bit.bit_length() - 1])
         return out
 
-    def apply(self, action: Action) -> None:
-        """Apply one action of the seat to act; raise ActionError (state unchanged) if refused."""
+    def apply(self, action: object) -> None:
+        """Apply one action of the seat to act; raise ActionError (state unchanged) if refused.
+
+        ``action`` is an :class:`Action`; anything else is refused with
+        ``MalformedActionError`` (typed ``object`` so that the compiled build refuses it the
+        same way, not with a ``TypeError`` of its own).
+        """
         if not isinstance(action, Action):
             raise MalformedActionError(f"expected an Action, got {type(action).__name__}")
         if self.result is not None:
@@ -877,15 +879,61 @@ class MatchState:
         return cards_of(self.hands[seat])
 
     def clone(self) -> MatchState:
-        """An independent copy (for search: simulate on the copy)."""
-        c = MatchState.__new__(MatchState)
-        d = self.__dict__
-        cd = c.__dict__
-        for k, v in d.items():
-            if isinstance(v, list):
-                cd[k] = [list(x) if isinstance(x, list) else x for x in v]
-            else:
-                cd[k] = v
+        """An independent copy (for search: simulate on the copy).
+
+        Every attribute is named here, not copied through ``__dict__``, so that the compiled
+        build (``docs/engine.md``, a class without a ``__dict__``) runs the same code;
+        ``test_clone_copies_every_attribute`` fails when one is added and not copied. Lists
+        are copied (their items are immutable), the nested ones (``decks``, ``elig``) deeply.
+        """
+        c = MatchState(self.config, self.seed, _blank=True)
+        c.decks = [list(d) for d in self.decks]
+        c.bankrolls = list(self.bankrolls)
+        c.initial_bankrolls = self.initial_bankrolls
+        c.active = list(self.active)
+        c.eliminated_in = list(self.eliminated_in)
+        c.pots = list(self.pots)
+        c.hand_number = self.hand_number
+        c.results = list(self.results)
+        c.deals = list(self.deals)
+        c.log = list(self.log)
+        c.result = self.result
+        c.dealer = self.dealer
+        c.initial_dealer = self.initial_dealer
+        c._table = self._table
+        c._known_masks = self._known_masks
+        c._known_cards = self._known_cards
+        c.payments = list(self.payments)
+        c.bankrolls_before = self.bankrolls_before
+        c.elig = [list(e) for e in self.elig]
+        c.all_in = list(self.all_in)
+        c._order = list(self._order)
+        c.hands = list(self.hands)
+        c.dealt = list(self.dealt)
+        c.flip_card = self.flip_card
+        c.flip_suit = self.flip_suit
+        c.flop_suit = self.flop_suit
+        c.stock = list(self.stock)
+        c.discard = list(self.discard)
+        c.spread_masks = list(self.spread_masks)
+        c.spread_kinds = list(self.spread_kinds)
+        c.spread_owner = list(self.spread_owner)
+        c.spread_layoff = list(self.spread_layoff)
+        c._spread_views = list(self._spread_views)
+        c.known = list(self.known)
+        c.shows = list(self.shows)
+        c.shown = list(self.shown)
+        c.best = list(self.best)
+        c.events = list(self.events)
+        c.melds3 = list(self.melds3)
+        c.melds_other = list(self.melds_other)
+        c.layoffs = list(self.layoffs)
+        c.turns = self.turns
+        c.drawn = self.drawn
+        c.last_stock = self.last_stock
+        c.phase = self.phase
+        c.to_act = self.to_act
+        c._pending_eliminated = list(self._pending_eliminated)
         return c
 
     def shuffle_hidden(self, seat: int, rng: random.Random) -> MatchState:
@@ -948,9 +996,7 @@ class MatchState:
             config = MatchConfig(
                 seats=n, stake=obs.stake, bankroll=max(obs.stake, max(obs.bankrolls)), hand_cap=None
             )
-        st = MatchState.__new__(MatchState)
-        st.config = config
-        st.seed = rng.getrandbits(64)
+        st = MatchState(config, rng.getrandbits(64), _blank=True)
         st.decks = []
         st.bankrolls = list(obs.bankrolls)
         st.initial_bankrolls = tuple(obs.bankrolls)

@@ -12,10 +12,12 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flipflop import (
+    COMPILED,
     DECK,
     DRAW_DISCARD,
     DRAW_STOCK,
@@ -408,3 +410,38 @@ def test_placements_follow_survival(config: MatchConfig, seed: int, policy: Poli
     assert competition_ranks(keys) == list(result.placements)
     assert 1 == min(result.placements)
     assert list(result.placements) == competition_ranks([(-p, 0) for p in result.placements])
+
+
+def _lists_shared(a: object, b: object) -> bool:
+    """Whether ``a`` and ``b`` are, or hold at any depth, one and the same list object."""
+    if isinstance(a, list) and isinstance(b, list):
+        return a is b or any(_lists_shared(x, y) for x, y in zip(a, b, strict=True))
+    return False
+
+
+@pytest.mark.skipif(COMPILED, reason="reads __dict__, which the compiled build's class lacks")
+@settings(max_examples=25, deadline=None)
+@given(config=configs(), seed=SEEDS, policy=policies())
+def test_clone_copies_every_attribute(config: MatchConfig, seed: int, policy: Policy) -> None:
+    """``clone`` names every attribute: a copy has each one, equal, and shares no list.
+
+    ``clone`` copies attribute by attribute (so that the compiled build runs it); an attribute
+    added to the engine and not to ``clone`` fails here, as one ``from_observation`` does not
+    set. A match over before its first deal (fewer than two seats can ante) has them all too.
+    """
+    over = MatchState(config, seed, bankrolls=[config.stake * 5] + [0] * (config.seats - 1))
+    assert over.is_over
+    for state in [over, *play(MatchState(config, seed), policy)]:
+        copy = state.clone()
+        assert vars(copy).keys() == vars(state).keys()
+        for name, value in vars(state).items():
+            assert getattr(copy, name) == value, name
+            assert not _lists_shared(getattr(copy, name), value), name
+        if not state.is_over:
+            before = views(state), list(state.log)
+            copy.apply(random.Random(seed).choice(copy.legal_actions()))
+            assert (views(state), state.log) == before  # playing the copy leaves the original
+            sampled = MatchState.from_observation(
+                state.observation(state.to_act), random.Random(seed), config
+            )
+            assert vars(sampled).keys() == vars(state).keys()
