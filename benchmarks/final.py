@@ -34,6 +34,9 @@ Prints lines starting ``final:``: the field, the truth, the rule's matches (mean
 and power and its wrong stops, the fixed budgets' powers, and the ratio. ``--quick`` plays
 four search variants (1 to 64) and a pool of 240 matches for a budget of 120 (a few minutes
 on two cores); the default plays five (1 to 256), a pool of 960 matches for a budget of 480.
+The figures in docs/standings.md come from that pool saved once (``--save POOL``, about 23
+minutes on two cores) and analysed with ``--load POOL --top 2 --budget B`` for B from 480 to
+3,840 (a budget larger than the pool draws its groups many times over: see there).
 """
 
 from __future__ import annotations
