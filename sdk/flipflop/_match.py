@@ -14,7 +14,7 @@ permuted. Everything else is a pure function of the actions applied. Rule ids re
 
 from __future__ import annotations
 
-import hmac
+import hashlib
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -91,6 +91,33 @@ def _seed_key(seed: Seed) -> bytes:
     raise TypeError(f"a match seed is bytes, str or int, not {type(seed).__name__}")
 
 
+_IPAD = bytes(b ^ 0x36 for b in range(256))
+_OPAD = bytes(b ^ 0x5C for b in range(256))
+_KEYED: dict[bytes, tuple[hashlib._Hash, hashlib._Hash]] = {}
+_KEYED_KEPT = 1 << 12  # one entry per match seed in use; a bound all the same
+
+
+def _hmac_sha256(key: bytes, msg: bytes) -> bytes:
+    """HMAC-SHA256 (RFC 2104), the same bytes as ``hmac.digest(key, msg, "sha256")``.
+
+    The key's inner and outer padded states are hashed once per key and copied per message:
+    half the cost of ``hmac.digest``, which keys afresh at every call (a match deals a hand
+    from one key many times).
+    """
+    keyed = _KEYED.get(key)
+    if keyed is None:
+        block = (hashlib.sha256(key).digest() if len(key) > 64 else key).ljust(64, b"\0")
+        keyed = (hashlib.sha256(block.translate(_IPAD)), hashlib.sha256(block.translate(_OPAD)))
+        if len(_KEYED) >= _KEYED_KEPT:
+            _KEYED.clear()
+        _KEYED[key] = keyed
+    inner = keyed[0].copy()
+    inner.update(msg)
+    outer = keyed[1].copy()
+    outer.update(inner.digest())
+    return outer.digest()
+
+
 def deck_for(seed: Seed, hand_number: int) -> list[int]:
     """The shuffled deck (card indices, top first) for one hand of a match (R-DEAL).
 
@@ -115,10 +142,7 @@ def deck_for(seed: Seed, hand_number: int) -> list[int]:
         raise ValueError(f"hands are numbered from 1, got {hand_number}")
     key = _seed_key(seed)
     msg = _DECK_LABEL + hand_number.to_bytes(8, "big")
-    x = int.from_bytes(
-        hmac.digest(key, msg + b"\x00", "sha256") + hmac.digest(key, msg + b"\x01", "sha256"),
-        "big",
-    )
+    x = int.from_bytes(_hmac_sha256(key, msg + b"\x00") + _hmac_sha256(key, msg + b"\x01"), "big")
     n = (x * _FACTORIAL_52) >> 512
     deck = list(range(52))
     for group, steps in _RADIX_GROUPS:
@@ -138,7 +162,7 @@ def _first_dealer(seed: Seed, seats: int) -> int:
     first 8 bytes, big-endian, are a 64-bit word ``w`` and the dealer is ``w * seats >> 64``
     (Lemire's multiply-shift: a bias below ``seats / 2**64``).
     """
-    word = int.from_bytes(hmac.digest(_seed_key(seed), _DEALER_LABEL, "sha256")[:8], "big")
+    word = int.from_bytes(_hmac_sha256(_seed_key(seed), _DEALER_LABEL)[:8], "big")
     return (word * seats) >> 64
 
 
@@ -233,6 +257,29 @@ class HandDeal:
     dealt: tuple[int, ...]
     flip_card: Card
 
+    def __init__(
+        self,
+        hand_number: int,
+        dealer: int,
+        bankrolls: tuple[int, ...],
+        pots: Pots,
+        flip_eligible: tuple[bool, ...],
+        flop_eligible: tuple[bool, ...],
+        all_in: tuple[bool, ...],
+        dealt: tuple[int, ...],
+        flip_card: Card,
+    ) -> None:
+        # Written out for the compiled build: docs/engine.md, "A compiled engine".
+        object.__setattr__(self, "hand_number", hand_number)
+        object.__setattr__(self, "dealer", dealer)
+        object.__setattr__(self, "bankrolls", bankrolls)
+        object.__setattr__(self, "pots", pots)
+        object.__setattr__(self, "flip_eligible", flip_eligible)
+        object.__setattr__(self, "flop_eligible", flop_eligible)
+        object.__setattr__(self, "all_in", all_in)
+        object.__setattr__(self, "dealt", dealt)
+        object.__setattr__(self, "flip_card", flip_card)
+
     def hand(self, seat: int) -> tuple[Card, ...]:
         """The cards dealt to ``seat``, in card-number order (none for a seat not dealt in)."""
         return cards_of(self.dealt[seat])
@@ -248,6 +295,23 @@ class _Table:
     pots: Pots
     flip_eligible: tuple[bool, ...]
     flop_eligible: tuple[bool, ...]
+
+    def __init__(
+        self,
+        bankrolls: tuple[int, ...],
+        active: tuple[bool, ...],
+        all_in: tuple[bool, ...],
+        pots: Pots,
+        flip_eligible: tuple[bool, ...],
+        flop_eligible: tuple[bool, ...],
+    ) -> None:
+        # Written out for the compiled build: docs/engine.md, "A compiled engine".
+        object.__setattr__(self, "bankrolls", bankrolls)
+        object.__setattr__(self, "active", active)
+        object.__setattr__(self, "all_in", all_in)
+        object.__setattr__(self, "pots", pots)
+        object.__setattr__(self, "flip_eligible", flip_eligible)
+        object.__setattr__(self, "flop_eligible", flop_eligible)
 
 
 class MatchState:

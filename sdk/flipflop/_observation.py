@@ -37,6 +37,12 @@ class Pots:
     flip: int
     flop: int
 
+    def __init__(self, game: int, flip: int, flop: int) -> None:
+        # Written out for the compiled build: docs/engine.md, "A compiled engine".
+        object.__setattr__(self, "game", game)
+        object.__setattr__(self, "flip", flip)
+        object.__setattr__(self, "flop", flop)
+
     @property
     def total(self) -> int:
         """All chips on the table."""
@@ -56,6 +62,12 @@ class Spread:
     owner: int
     kind: SpreadKind
     cards: tuple[Card, ...]
+
+    def __init__(self, owner: int, kind: SpreadKind, cards: tuple[Card, ...]) -> None:
+        # Written out for the compiled build: docs/engine.md, "A compiled engine".
+        object.__setattr__(self, "owner", owner)
+        object.__setattr__(self, "kind", kind)
+        object.__setattr__(self, "cards", cards)
 
     def __str__(self) -> str:
         return " ".join(map(str, self.cards))
@@ -125,6 +137,57 @@ class Observation:
     spreads: tuple[Spread, ...]
     history: tuple[Event, ...]
     drawn_from_discard: Card | None
+
+    def __init__(
+        self,
+        seat: int,
+        hand_number: int,
+        dealer: int,
+        stake: int,
+        to_act: int,
+        phase: Phase,
+        turn: int,
+        bankrolls: tuple[int, ...],
+        active: tuple[bool, ...],
+        all_in: tuple[bool, ...],
+        pots: Pots,
+        flip_eligible: tuple[bool, ...],
+        flop_eligible: tuple[bool, ...],
+        flip_card: Card,
+        shows: tuple[Show, ...],
+        hand: tuple[Card, ...],
+        hand_sizes: tuple[int, ...],
+        known: tuple[tuple[Card, ...], ...],
+        discard_pile: tuple[Card, ...],
+        stock_size: int,
+        spreads: tuple[Spread, ...],
+        history: tuple[Event, ...],
+        drawn_from_discard: Card | None,
+    ) -> None:
+        # Written out for the compiled build: docs/engine.md, "A compiled engine".
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "hand_number", hand_number)
+        object.__setattr__(self, "dealer", dealer)
+        object.__setattr__(self, "stake", stake)
+        object.__setattr__(self, "to_act", to_act)
+        object.__setattr__(self, "phase", phase)
+        object.__setattr__(self, "turn", turn)
+        object.__setattr__(self, "bankrolls", bankrolls)
+        object.__setattr__(self, "active", active)
+        object.__setattr__(self, "all_in", all_in)
+        object.__setattr__(self, "pots", pots)
+        object.__setattr__(self, "flip_eligible", flip_eligible)
+        object.__setattr__(self, "flop_eligible", flop_eligible)
+        object.__setattr__(self, "flip_card", flip_card)
+        object.__setattr__(self, "shows", shows)
+        object.__setattr__(self, "hand", hand)
+        object.__setattr__(self, "hand_sizes", hand_sizes)
+        object.__setattr__(self, "known", known)
+        object.__setattr__(self, "discard_pile", discard_pile)
+        object.__setattr__(self, "stock_size", stock_size)
+        object.__setattr__(self, "spreads", spreads)
+        object.__setattr__(self, "history", history)
+        object.__setattr__(self, "drawn_from_discard", drawn_from_discard)
 
     @property
     def seats(self) -> int:

@@ -88,6 +88,41 @@ class HandResult:
     deltas: tuple[int, ...]
     carried: Pots
 
+    def __init__(
+        self,
+        hand_number: int,
+        dealer: int,
+        termination: Termination,
+        ender: int | None,
+        flip_card: Card,
+        payments: tuple[Payment, ...],
+        game_winners: tuple[int, ...],
+        flip_winner: int | None,
+        flop_winner: int | None,
+        shown_hands: tuple[tuple[Card, ...] | None, ...],
+        totals: tuple[int | None, ...],
+        eliminated: tuple[int, ...],
+        bankrolls: tuple[int, ...],
+        deltas: tuple[int, ...],
+        carried: Pots,
+    ) -> None:
+        # Written out for the compiled build: docs/engine.md, "A compiled engine".
+        object.__setattr__(self, "hand_number", hand_number)
+        object.__setattr__(self, "dealer", dealer)
+        object.__setattr__(self, "termination", termination)
+        object.__setattr__(self, "ender", ender)
+        object.__setattr__(self, "flip_card", flip_card)
+        object.__setattr__(self, "payments", payments)
+        object.__setattr__(self, "game_winners", game_winners)
+        object.__setattr__(self, "flip_winner", flip_winner)
+        object.__setattr__(self, "flop_winner", flop_winner)
+        object.__setattr__(self, "shown_hands", shown_hands)
+        object.__setattr__(self, "totals", totals)
+        object.__setattr__(self, "eliminated", eliminated)
+        object.__setattr__(self, "bankrolls", bankrolls)
+        object.__setattr__(self, "deltas", deltas)
+        object.__setattr__(self, "carried", carried)
+
 
 @dataclass(frozen=True, slots=True)
 class MatchResult:

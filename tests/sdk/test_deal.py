@@ -20,7 +20,7 @@ from flipflop import (
     deck_for,
     parse_cards,
 )
-from flipflop._match import _first_dealer
+from flipflop._match import _KEYED_KEPT, _first_dealer, _hmac_sha256
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -208,3 +208,19 @@ def test_a_scripted_deck_must_still_be_one_pack() -> None:
     """R-DECK: a scripted deck with a card missing is refused, whatever the seed type."""
     with pytest.raises(ConfigError):
         MatchState(MatchConfig(), b"seed", decks=[[*range(51), 0]])
+
+
+@pytest.mark.parametrize("size", [0, 1, 32, 63, 64, 65, 200])
+def test_the_deal_key_is_hmac_sha256_of_any_length(size: int) -> None:
+    """R-DEAL: the engine's keyed HMAC is RFC 2104's, for keys shorter and longer than a block.
+
+    It keeps each key's padded states (``_hmac_sha256``); ``hmac.digest`` is the reference.
+    Keys past the cache's bound are still right (the cache is cleared, not trusted).
+    """
+    key = bytes((7 * i + size) % 256 for i in range(size))
+    for msg in (b"", b"flipflop/deck/v1" + (3).to_bytes(8, "big") + b"\x01", b"x" * 100):
+        assert _hmac_sha256(key, msg) == hmac.digest(key, msg, "sha256")
+    for i in range(_KEYED_KEPT + 5):  # fills the cache past its bound
+        _hmac_sha256(b"%d" % i, b"m")
+    assert _hmac_sha256(key, b"again") == hmac.digest(key, b"again", "sha256")
+    assert _hmac_sha256(b"7", b"m") == hmac.digest(b"7", b"m", "sha256")
