@@ -15,16 +15,25 @@ played three times in the same run:
 
 Prints decisions/s and hands/s for each, the ratios to (a) and of (c) to (b), the bot starts
 per ladder, and whether the three produced the same matches (placements, bankrolls, hands,
-decisions): they should, since the bots are deterministic given the match id and seat. Three
+decisions): they should, since the bots are deterministic given the match id and seat. These
 lines are for scripts: ``ladder/in-process: R`` ((b) ÷ (a), target ≥ 0.8), ``ladder
-jobs2/jobs1: R`` ((c) ÷ (b), target ≥ 1.8) and ``ladder bot starts: N1 (jobs 1), N2 (jobs
-2)``.
+jobs2/jobs1: R`` ((c) ÷ (b), target ≥ 1.8), ``ladder bot starts: N1 (jobs 1), N2 (jobs
+2)``, and ``ladder/in-process cpu: R1 (jobs 1), R2 (jobs 2)``: the CPU time of (a) over that
+of (b) and of (c), this process and every bot process together (``getrusage`` of the process
+and of its reaped children), which load inflates far less than it inflates wall ratios.
+
+Then a plan of ``--many-bots`` bots (default 32: copies of ``random`` under their own names)
+in ``--many-matches`` matches (default 12) at a table of 3, ``--jobs 2``, prints ``bot
+starts: S for B bots in M matches (T seats)``: with duplicate deals an instance never plays
+two rotations of one deck, so a bot that plays one group needs one instance per rotation.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
+import shutil
 import sys
 import tempfile
 import time
@@ -62,6 +71,8 @@ class Measurement:
     outcomes: dict[str, Outcome]
     faults: int = 0
     starts: int = 0
+    cpu: float = 0.0
+    """CPU seconds, this process and its reaped children (the bots) together."""
 
     @property
     def decisions_per_s(self) -> float:
@@ -72,6 +83,13 @@ class Measurement:
     def hands_per_s(self) -> float:
         """Hands per wall-clock second."""
         return self.hands / self.seconds
+
+
+def _cpu() -> float:
+    """CPU seconds so far of this process and of its children that have been waited for."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 class _Counted(Bot):
@@ -110,7 +128,7 @@ def in_process(spec: LadderSpec) -> Measurement:
     config = spec.config()
     outcomes: dict[str, Outcome] = {}
     hands = 0
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), _cpu()
     for p, bots in zip(plan, tables, strict=True):
         # Not strict: a refused action gets the runner's default, as over gRPC.
         st = play_match(bots, config, match_seed(key, p.group), strict=False, match_id=p.match_id)
@@ -123,22 +141,23 @@ def in_process(spec: LadderSpec) -> Measurement:
             decisions,
         )
         hands += st.result.hands
-    seconds = time.perf_counter() - t0
+    seconds, cpu = time.perf_counter() - t0, _cpu() - c0
     return Measurement(
         "in-process engine (play_match)",
         seconds,
         hands,
         sum(o[3] for o in outcomes.values()),
         outcomes,
+        cpu=cpu,
     )
 
 
 def over_grpc(spec: LadderSpec, jobs: int) -> Measurement:
     """Play the ladder with ``run_ladder`` in a fresh process sandbox, output to a temp dir."""
     with tempfile.TemporaryDirectory(prefix="ffa-bench-") as tmp:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), _cpu()
         result = run_ladder(spec, Path(tmp) / "out", sandbox=ProcessSandbox(), jobs=jobs)
-        seconds = time.perf_counter() - t0
+        seconds, cpu = time.perf_counter() - t0, _cpu() - c0
         records = result.records()
     if result.interrupted or len(records) != result.planned:
         sys.exit(f"--jobs {jobs}: {len(records)} of {result.planned} matches finished")
@@ -154,7 +173,29 @@ def over_grpc(spec: LadderSpec, jobs: int) -> Measurement:
         outcomes,
         faults=sum(len(r["faults"]) for r in records),
         starts=result.starts,
+        cpu=cpu,
     )
+
+
+def many_bots_starts(bots: int, matches: int, hand_cap: int) -> str:
+    """The ``bot starts:`` line: ``bots`` copies of ``random`` in ``matches`` matches of 3."""
+    random_bot = resolve_bot("random")
+    with tempfile.TemporaryDirectory(prefix="ffa-bench-many-") as tmp:
+        refs = []
+        for i in range(1, bots + 1):
+            copy = Path(tmp) / f"random-{i:02d}"
+            shutil.copytree(random_bot.path, copy)
+            toml = (copy / "bot.toml").read_text(encoding="utf-8")
+            (copy / "bot.toml").write_text(
+                toml.replace('name = "random"', f'name = "random-{i:02d}"'), encoding="utf-8"
+            )
+            refs.append(resolve_bot(str(copy)))
+        spec = LadderSpec(
+            bots=tuple(refs), matches=matches, table_size=3, seed=1, hand_cap=hand_cap
+        )
+        result = run_ladder(spec, Path(tmp) / "out", sandbox=ProcessSandbox(), jobs=2)
+        seats = sum(len(r["placements"]) for r in result.records())
+    return f"bot starts: {result.starts} for {bots} bots in {matches} matches ({seats} seats)"
 
 
 def main() -> None:
@@ -164,6 +205,8 @@ def main() -> None:
     p.add_argument("--matches", type=int, default=21, help="matches (whole seat rotations)")
     p.add_argument("--hand-cap", type=int, default=60, help="hands after which a match ends")
     p.add_argument("--seed", type=int, default=1, help="ladder seed")
+    p.add_argument("--many-bots", type=int, default=32, help="bots in the starts plan (32)")
+    p.add_argument("--many-matches", type=int, default=12, help="its matches (12)")
     args = p.parse_args()
 
     bots = tuple(resolve_bot(b) for b in args.bots)
@@ -206,6 +249,10 @@ def main() -> None:
     print(f"ladder/in-process: {one.decisions_per_s / base.decisions_per_s:.2f}")
     print(f"ladder jobs2/jobs1: {two.decisions_per_s / one.decisions_per_s:.2f}")
     print(f"ladder bot starts: {one.starts} (jobs 1), {two.starts} (jobs 2)")
+    print(
+        f"ladder/in-process cpu: {base.cpu / one.cpu:.2f} (jobs 1), {base.cpu / two.cpu:.2f} "
+        f"(jobs 2); CPU s: in-process {base.cpu:.1f}, jobs 1 {one.cpu:.1f}, jobs 2 {two.cpu:.1f}"
+    )
     print(f"--jobs 2 / --jobs 1:        {two.decisions_per_s / one.decisions_per_s:.2f}x")
     print(f"in-process / --jobs 1:      {base.decisions_per_s / one.decisions_per_s:.2f}x")
     print(f"in-process / --jobs 2:      {base.decisions_per_s / two.decisions_per_s:.2f}x")
@@ -215,6 +262,8 @@ def main() -> None:
             f"{m.label}: {'same' if same else 'DIFFERENT'} matches as in-process, "
             f"{m.faults} bot faults"
         )
+    print(f"playing {args.many_bots} bots in {args.many_matches} matches …", file=sys.stderr)
+    print(many_bots_starts(args.many_bots, args.many_matches, args.hand_cap))
 
 
 if __name__ == "__main__":

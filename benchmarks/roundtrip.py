@@ -17,14 +17,23 @@ Both servers run in this process with the same thread pool and channel options; 
 measured in alternating rounds so that drift affects all. Prints the median and p90 in
 microseconds for each, the ratio (a) / (b) of the medians (target: at most 1.3), and the line
 ``decide/stream-echo: N.NN``, the ratio (c) / (d) of the medians (target: at most 1.15).
+
+Then (c) and (d) again with each server in a process of its own, as in a ladder, counting
+CPU time instead of wall time: this process's (``time.process_time``) and the server's
+(``/proc/PID/stat``), over ``--calls`` times ``--rounds`` calls each, alternating. Prints the CPU
+per call of each and ``decide/stream-echo cpu: N.NN``, their ratio (target: at most 1.3).
+Load inflates CPU time far less than it inflates wall time.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import queue
 import random
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -34,7 +43,7 @@ from pathlib import Path
 
 import grpc
 
-from flipflop import Bot, MatchConfig, MatchState, Observation, Phase
+from flipflop import Action, Bot, MatchConfig, MatchState, Observation, Phase
 from flipflop._bot import MatchInfo
 from flipflop._client import BotClient
 from flipflop._server import MAX_MESSAGE_BYTES, BotServer
@@ -84,12 +93,107 @@ def _echo_stream(requests: Iterator[bytes], context: grpc.ServicerContext) -> It
     yield from requests
 
 
+def _serve(kind: str, endpoint: str) -> None:
+    """``--serve``: host the bot (``bot``) or the raw echo (``echo``) until stdin closes."""
+    if kind == "bot":
+        with BotServer(Bot(), endpoint):
+            print("ready", flush=True)
+            sys.stdin.read()
+        return
+    echo = grpc.server(futures.ThreadPoolExecutor(max_workers=8), options=_OPTIONS)
+    handlers = {"EchoStream": grpc.stream_stream_rpc_method_handler(_echo_stream)}
+    echo.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("bench.Echo", handlers),))
+    echo.add_insecure_port(endpoint)
+    echo.start()
+    print("ready", flush=True)
+    sys.stdin.read()
+    echo.stop(None).wait()
+
+
+def _process_cpu(pid: int) -> float:
+    """CPU seconds (user and system, every thread) of process ``pid`` so far."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        fields = f.read().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _server(kind: str, endpoint: str) -> subprocess.Popen[str]:
+    child = subprocess.Popen(
+        [sys.executable, __file__, "--serve", kind, endpoint],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    if child.stdout.readline().strip() != "ready":
+        raise SystemExit(f"the {kind} server did not start")
+    return child
+
+
+def cpu_per_call(obs: Observation, legal: list[Action], calls: int, rounds: int) -> None:
+    """(c) and (d) with the servers in processes of their own: CPU per call, both sides."""
+    payload = decide_request("bench", obs, legal, 1000, 10000).SerializeToString()
+    with tempfile.TemporaryDirectory(prefix="ff-bench-cpu-") as tmp:
+        bot = _server("bot", f"unix:{Path(tmp) / 'bot.sock'}")
+        echo = _server("echo", f"unix:{Path(tmp) / 'echo.sock'}")
+        channel = grpc.insecure_channel(f"unix:{Path(tmp) / 'echo.sock'}", options=_OPTIONS)
+        requests: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        echoes = iter(
+            channel.stream_stream(
+                "/bench.Echo/EchoStream", request_serializer=None, response_deserializer=None
+            )(iter(requests.get, None))
+        )
+        with BotClient(f"unix:{Path(tmp) / 'bot.sock'}") as client:
+            client.wait_ready()
+            client.handshake()
+            seats = len(obs.bankrolls)
+            players = tuple(f"p{s}" for s in range(seats))
+            config = MatchConfig(seats=seats)
+            client.start_match(MatchInfo("bench", obs.seat, players, config, 1000, 10000))
+
+            def decide() -> object:
+                return client.decide(
+                    "bench", obs, legal, time_left_ms=1000, time_bank_ms=10000, timeout=5.0
+                )
+
+            def raw() -> object:
+                requests.put(payload)
+                return next(echoes)
+
+            sides = ((decide, bot.pid), (raw, echo.pid))
+            used = [0.0, 0.0]
+            for call, _ in sides:
+                _time(call, 300)  # warm up
+            for _ in range(rounds):
+                for i, (call, pid) in enumerate(sides):
+                    mine, theirs = time.process_time(), _process_cpu(pid)
+                    for _ in range(calls):
+                        call()
+                    used[i] += time.process_time() - mine + _process_cpu(pid) - theirs
+        requests.put(None)
+        channel.close()
+        for child in (bot, echo):
+            assert child.stdin is not None
+            child.stdin.close()
+            child.wait(timeout=30)
+    n = calls * rounds
+    decide_us, echo_us = (u / n * 1e6 for u in used)
+    print(f"CPU per call, servers in their own processes (both sides, {n} calls each):")
+    print(f"  (c) BotClient.decide, stream {decide_us:8.1f} µs")
+    print(f"  (d) raw grpcio stream echo   {echo_us:8.1f} µs")
+    print(f"decide/stream-echo cpu: {decide_us / echo_us:.2f}  (target <= 1.3)")
+
+
 def main() -> None:
     """Run both measurements and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--calls", type=int, default=1000, help="calls per round and side")
     parser.add_argument("--rounds", type=int, default=5, help="alternating rounds")
+    parser.add_argument("--serve", nargs=2, metavar=("KIND", "ENDPOINT"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.serve:
+        _serve(*args.serve)
+        return
 
     state, obs = mid_hand()
     legal = state.legal_actions()
@@ -178,6 +282,7 @@ def main() -> None:
     print(f"ratio (a)/(b), medians: {decide_us / echo_us:.2f}  (target <= 1.3)")
     print(f"decide/unary-echo: {decide_us / echo_us:.2f}")
     print(f"decide/stream-echo: {stream_us / stream_echo_us:.2f}  (target <= 1.15)")
+    cpu_per_call(obs, legal, args.calls, args.rounds)
 
 
 if __name__ == "__main__":

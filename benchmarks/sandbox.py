@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import shutil
 import statistics
 import sys
 import tempfile
@@ -59,14 +58,14 @@ def mid_hand() -> tuple[MatchState, Observation]:
 
 
 def trivial_bot(directory: Path) -> BotManifest:
-    """A bot directory serving the default Bot, with the bundled bots' Dockerfile."""
+    """A bot directory serving the default Bot, built by the arena's Python recipe."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "bot.py").write_text(TRIVIAL_BOT, encoding="utf-8")
     (directory / "bot.toml").write_text(
-        'name = "bench-default"\nversion = "1.0.0"\ncommand = ["python3", "bot.py"]\n',
+        'name = "bench-default"\nversion = "1.0.0"\nruntime = "python"\n'
+        'command = ["python3", "bot.py"]\n',
         encoding="utf-8",
     )
-    shutil.copy(REPO / "bots" / "random" / "Dockerfile", directory / "Dockerfile")
     return read_manifest(directory)
 
 

@@ -269,6 +269,12 @@ class GuardedBot:
     def cpu_ns(self) -> int | None:
         return self.inner.cpu_ns()
 
+    def pause(self) -> None:
+        self.inner.pause()
+
+    def resume(self) -> bool:
+        return self.why_cut() is None and self.inner.resume()
+
     def stop(self) -> None:
         if self._link is not None:
             self._relay.unlink(self._link)

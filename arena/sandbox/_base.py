@@ -163,8 +163,21 @@ class RunningBot(Protocol):
         """
         ...
 
+    def pause(self) -> None:
+        """Keep it from running while it waits between matches (kept by a ``BotHost``).
+
+        Docker freezes the container (``docker pause``): a kept bot then uses no CPU (under
+        gVisor an idle one used 1.4 % of a core, docs/arena.md). A no-op where the sandbox
+        has no such thing. Never raises: a bot that is gone shows it in :meth:`exit_status`.
+        """
+        ...
+
+    def resume(self) -> bool:
+        """Undo :meth:`pause` before its next match; False if it cannot run again (gone)."""
+        ...
+
     def stop(self) -> None:
-        """Stop and remove it; safe to call twice."""
+        """Stop and remove it, paused or not; safe to call twice."""
         ...
 
 

@@ -250,17 +250,26 @@ def _retried(call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
         ) from e
 
 
-def _remove(container: Any) -> None:
+def _remove(container: Any, *, paused: bool = False) -> None:
     """Kill and remove a container; nothing if it is already gone.
 
     Also unmounts the tiny tmpfs of its socket directory, if the arena mounted one.
     """
     sources = [m.get("Source", "") for m in (container.attrs or {}).get("Mounts", [])]
-    _remove_id(container.client.api, str(container.id), sources)
+    _remove_id(container.client.api, str(container.id), sources, paused=paused)
 
 
-def _remove_id(api: Any, container_id: str, sources: Iterable[str]) -> None:
-    """:func:`_remove` by id, with the host paths of its mounts (from a listing)."""
+def _remove_id(
+    api: Any, container_id: str, sources: Iterable[str], *, paused: bool = False
+) -> None:
+    """:func:`_remove` by id, with the host paths of its mounts (from a listing).
+
+    A ``paused`` container is unfrozen first: under runsc a forced removal of a frozen one
+    took 10 s, against 0.2 s unfrozen.
+    """
+    if paused:
+        with contextlib.suppress(docker.errors.DockerException):
+            api.unpause(container_id)
     with contextlib.suppress(docker.errors.NotFound):
         try:
             # And its anonymous volumes, if any.
@@ -323,7 +332,7 @@ def reap_orphans(client: Any, log: Log | None = None) -> int:
             continue
         if process_gone(pid, labels.get("flipflop.pidstart", "")):
             with contextlib.suppress(docker.errors.DockerException):
-                _remove_id(client.api, c["Id"], _sources(c))
+                _remove_id(client.api, c["Id"], _sources(c), paused=c.get("State") == "paused")
                 reaped += 1
     if reaped and log is not None:
         log(f"removed {reaped} container(s) left behind by an arena that is gone")
@@ -352,7 +361,7 @@ def _reap_run(client: Any, run_id: str) -> int:
     n = 0
     for c in _listed(client, f"flipflop.run={run_id}"):
         with contextlib.suppress(docker.errors.DockerException):
-            _remove_id(client.api, c["Id"], _sources(c))
+            _remove_id(client.api, c["Id"], _sources(c), paused=c.get("State") == "paused")
             n += 1
     return n
 
@@ -407,6 +416,7 @@ class _DockerBot:
         self._stopped = threading.Event()
         self._stop_lock = threading.Lock()
         self._done = threading.Event()  # set once a stop has finished
+        self._paused = False  # frozen between matches (``pause``); unfrozen before removal
 
     def alive(self) -> bool:
         if self._stopped.is_set() or self._pump.finished():
@@ -421,6 +431,26 @@ class _DockerBot:
 
     def dropped_log_bytes(self) -> int:
         return self._pump.dropped
+
+    def pause(self) -> None:
+        if self._paused or self._stopped.is_set():
+            return
+        try:
+            _retried(self.container.pause)
+        except docker.errors.DockerException:
+            return  # gone, or the engine cannot: it then waits unfrozen, as before
+        self._paused = True
+
+    def resume(self) -> bool:
+        if self._stopped.is_set():
+            return False
+        if self._paused:
+            try:
+                _retried(self.container.unpause)
+            except docker.errors.DockerException:
+                return False
+            self._paused = False
+        return True
 
     def cpu_seconds(self) -> float | None:
         try:
@@ -567,7 +597,7 @@ class _DockerBot:
                 self.stream.close()
         try:
             with contextlib.suppress(docker.errors.DockerException):
-                _remove(self.container)
+                _remove(self.container, paused=self._paused)
         finally:
             self._pump.join()
             _remove_sock_dir(self.sock_dir, self._mounted)

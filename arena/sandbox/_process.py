@@ -268,6 +268,7 @@ class _ProcessBot:
         self._sandbox = sandbox
         self._log = log
         self._stopped = False
+        self._paused = False  # stopped with SIGSTOP between matches (``pause``)
         self._lock = threading.Lock()
         self._done = threading.Event()  # set once a stop has finished
         self._sock_fd: int | None = None
@@ -278,6 +279,24 @@ class _ProcessBot:
 
     def dropped_log_bytes(self) -> int:
         return self._log.dropped
+
+    def pause(self) -> None:
+        # SIGSTOP to its process group (it leads one: ``setsid``). A child that left the group
+        # runs on, within the bot's own cgroup and limits.
+        with self._lock:
+            if self._stopped or self._paused or self.proc.poll() is not None:
+                return
+            with contextlib.suppress(OSError):
+                os.killpg(self.proc.pid, signal.SIGSTOP)
+                self._paused = True
+
+    def resume(self) -> bool:
+        with self._lock:
+            if self._paused:
+                with contextlib.suppress(OSError):
+                    os.killpg(self.proc.pid, signal.SIGCONT)
+                self._paused = False
+            return not self._stopped and self.proc.poll() is None
 
     def cpu_seconds(self) -> float | None:
         # The wrappers exec one another: this pid is the bot's own process.
@@ -312,8 +331,11 @@ class _ProcessBot:
                 self._done.wait(_STOP_WAIT_S)
                 return
             self._stopped = True
+            paused, self._paused = self._paused, False
         with contextlib.suppress(OSError):
             os.killpg(self.proc.pid, signal.SIGTERM)
+            if paused:  # a stopped process acts on SIGTERM only once it runs again
+                os.killpg(self.proc.pid, signal.SIGCONT)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(1.0)
         # Whatever is left, including children that left the group with setsid: all of them

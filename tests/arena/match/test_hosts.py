@@ -20,6 +20,7 @@ import dataclasses
 import json
 import shutil
 import threading
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -250,6 +251,44 @@ def test_idle_instances_are_bounded_and_reclaimed(tmp_path: Path) -> None:
     finally:
         host.close()
         box.close()
+
+
+def _state(pid: int) -> str:
+    """A process's state letter (``T``: stopped by a signal)."""
+    return Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rpartition(")")[2].split()[0]
+
+
+def test_kept_instances_are_stopped_while_idle_and_resumed_for_their_next_match(
+    tmp_path: Path,
+) -> None:
+    """The freezer pauses idle instances (SIGSTOP in the process sandbox); a match resumes them.
+
+    A paused bot's process is stopped (state ``T``: it cannot use CPU); the next match seats
+    the same instances, which play it; closing the host stops them, paused as they are.
+    """
+    bots = [bundled("random"), bundled("greedy"), bundled("counter")]
+    box = ProcessSandbox()
+    host = BotHost(box, tmp_path / "h", pause_s=0.0)
+    common = on_host(host, tmp_path)
+    config = MatchConfig(seats=3, hand_cap=2)
+    try:
+        run_match("m0", 1, bots, config, replay_path=tmp_path / "0.jsonl", deal=0, **common)
+        deadline = time.monotonic() + 60
+        while not (host.idle == 3 and all(s.paused for s in host._idle)):
+            assert time.monotonic() < deadline, "the freezer did not pause the kept bots"
+            time.sleep(0.05)
+        process_bots: list[Any] = [getattr(s.bot, "inner", s.bot) for s in host._idle]
+        pids = [b.proc.pid for b in process_bots]
+        assert ["T", "T", "T"] == [_state(pid) for pid in pids]
+        second = run_match(
+            "m1", 2, bots, config, replay_path=tmp_path / "1.jsonl", deal=1, **common
+        )
+        assert 3 == len(second.placements) and not second.faults
+        assert 3 == host.starts  # the same three, resumed
+    finally:
+        host.close()
+        box.close()
+    assert not any(Path(f"/proc/{pid}").exists() for pid in pids)
 
 
 def test_an_instance_past_half_its_cpu_limit_is_replaced(tmp_path: Path) -> None:

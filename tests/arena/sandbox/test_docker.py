@@ -20,7 +20,8 @@ import pytest
 
 from arena._errors import SandboxUnavailable
 from arena.ladder._ladder import LadderSpec, run_ladder
-from arena.match._runner import FaultKind, MatchCancelled, run_match
+from arena.match._hosts import BotHost, Seated
+from arena.match._runner import FaultKind, MatchCancelled, MatchRecord, TimeControl, run_match
 from arena.sandbox import ProcessSandbox, SandboxKind, SandboxLimits, choose_sandbox
 from arena.sandbox._docker import (
     LABEL,
@@ -323,6 +324,102 @@ def test_orphans_of_a_dead_arena_are_reaped(box: DockerSandbox) -> None:
         orphan = client.containers.create(
             image, command=["--listen", "unix:/tmp/x.sock"], labels=labels, network_mode="none"
         )
+        DockerSandbox(log=QUIET).close()
+        with pytest.raises(docker.errors.NotFound):
+            client.containers.get(str(orphan.id))
+    finally:
+        client.close()
+
+
+def _cpu_over(kept: list[Seated], seconds: float) -> int:
+    """Nanoseconds of CPU the kept instances' cgroups used together over ``seconds``."""
+    before = [s.bot.cpu_ns() for s in kept]
+    time.sleep(seconds)
+    after = [s.bot.cpu_ns() for s in kept]
+    assert None not in before and None not in after
+    return sum(a - b for a, b in zip(after, before, strict=True) if a is not None and b is not None)
+
+
+@pytest.mark.docker
+def test_a_kept_bot_is_frozen_between_matches_and_plays_on(box: DockerSandbox) -> None:
+    """A ``BotHost``'s freezer pauses the containers it keeps; the next match resumes them.
+
+    While kept, a container is paused: under runc its cgroup uses no CPU at all, under gVisor
+    far less than idle (its sandbox polls: 1.4 % of a core idle, 0.1 % paused, docs/arena.md);
+    the next match seats the same instances (no new start) and plays; closing the host
+    removes the paused containers.
+    """
+    work = short_workdir()
+    host = BotHost(box, work / "h", pause_s=0.0)  # the freezer pauses them at once
+    common: dict[str, Any] = {
+        "sandbox": box,
+        "workdir": work / "w",
+        "logs_dir": work / "logs",
+        "host": host,
+        "clock": TimeControl(decision_ms=5000, notify_ms=15_000),
+    }
+
+    def play(n: int) -> MatchRecord:
+        config = MatchConfig(seats=3, hand_cap=2)
+        replay = work / f"{n}.jsonl"
+        return run_match(
+            f"k{n}", n + 1, [RANDOM, GREEDY, RANDOM], config, replay_path=replay, deal=n, **common
+        )
+
+    try:
+        first = play(0)
+        assert 3 == len(first.placements) and 3 == host.starts
+        deadline = time.monotonic() + 30
+        while not (host.idle == 3 and all(s.paused for s in host._idle)):
+            assert time.monotonic() < deadline, "the freezer did not pause the kept bots"
+            time.sleep(0.05)
+        kept = list(host._idle)
+        for seated in kept:
+            docker_bot: Any = getattr(seated.bot, "inner", seated.bot)
+            container = docker_bot.container
+            container.reload()
+            assert "paused" == container.status
+        frozen = _cpu_over(kept, 2.0)
+        host.pause_s = None  # the freezer leaves them be while they are measured unpaused
+        for seated in kept:
+            seated.bot.resume()
+        idle = _cpu_over(kept, 2.0)
+        for seated in kept:
+            seated.bot.pause()
+        if box.runtime is Runtime.RUNC:
+            assert 0 == frozen  # frozen: not one nanosecond
+        else:  # gVisor's sandbox keeps a little going, far less than its idle polling
+            assert frozen < idle / 2, (frozen, idle)
+        second = play(1)
+        assert 3 == len(second.placements) and not second.faults
+        assert 3 == host.starts  # the same three instances, resumed
+    finally:
+        host.close()
+        shutil.rmtree(work, ignore_errors=True)
+    assert [] == box.running()
+
+
+@pytest.mark.docker
+def test_a_paused_orphan_is_reaped(box: DockerSandbox) -> None:
+    """A container left paused by an arena that died is removed like any other orphan."""
+    import docker  # type: ignore[import-untyped,unused-ignore]
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    labels = box._labels(RANDOM, "orphan")
+    labels.update({"flipflop.pid": str(dead.pid), "flipflop.pidstart": ""})
+    labels["flipflop.run"] = "paused-orphan-test"
+    client = docker.from_env()
+    try:
+        orphan = client.containers.run(
+            box.image_for(RANDOM),
+            entrypoint=["sleep", "600"],
+            labels=labels,
+            network_mode="none",
+            runtime=box.runtime.value,
+            detach=True,
+        )
+        orphan.pause()
         DockerSandbox(log=QUIET).close()
         with pytest.raises(docker.errors.NotFound):
             client.containers.get(str(orphan.id))
