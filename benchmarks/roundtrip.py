@@ -28,7 +28,6 @@ Load inflates CPU time far less than it inflates wall time.
 from __future__ import annotations
 
 import argparse
-import os
 import queue
 import random
 import statistics
@@ -43,6 +42,7 @@ from pathlib import Path
 
 import grpc
 
+from arena.sandbox._base import process_cpu_seconds
 from flipflop import Action, Bot, MatchConfig, MatchState, Observation, Phase
 from flipflop._bot import MatchInfo
 from flipflop._client import BotClient
@@ -111,10 +111,11 @@ def _serve(kind: str, endpoint: str) -> None:
 
 
 def _process_cpu(pid: int) -> float:
-    """CPU seconds (user and system, every thread) of process ``pid`` so far."""
-    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-        fields = f.read().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """CPU seconds (user and system, every thread) of the server ``pid`` so far."""
+    used = process_cpu_seconds(pid)
+    if used is None:
+        raise SystemExit(f"the server (pid {pid}) is gone")
+    return used
 
 
 def _server(kind: str, endpoint: str) -> subprocess.Popen[str]:
