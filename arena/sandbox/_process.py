@@ -60,6 +60,8 @@ __all__ = ["ProcessSandbox"]
 _UID_RANGE = (0x60000000, 0x70000000)
 _PATH = "/usr/local/bin:/usr/bin:/bin"
 _STOP_WAIT_S = 30.0
+_PAUSE_WAIT_S = 1.0
+"""How long a pause waits for the bot's process to show that it stopped."""
 """How long a second ``stop`` waits for the first to finish."""
 
 
@@ -241,6 +243,15 @@ def _watch() -> None:
         _kill_leftovers(pgid, uid, ns)
 
 
+def _state(pid: int) -> str:
+    """Process ``pid``'s state letter (``T``: stopped by a signal), or "" if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
 class _ProcessBot:
     def __init__(
         self,
@@ -289,6 +300,11 @@ class _ProcessBot:
             with contextlib.suppress(OSError):
                 os.killpg(self.proc.pid, signal.SIGSTOP)
                 self._paused = True
+            # The signal takes effect when the process next enters the kernel: return once it
+            # has (a process running on another core showed state R just after the signal).
+            deadline = time.monotonic() + _PAUSE_WAIT_S
+            while _state(self.proc.pid) not in ("T", "t", "", "Z") and time.monotonic() < deadline:
+                time.sleep(0.001)
 
     def resume(self) -> bool:
         with self._lock:
