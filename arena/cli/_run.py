@@ -70,7 +70,8 @@ def _summary(result: LadderResult, spec: LadderSpec, isolation: str, seconds: fl
         + ("deals from a fresh secret key" if spec.seed is None else f"seed {spec.seed}")
         + f", {'duplicate deals (seats rotated)' if spec.duplicate else 'plain random deals'}",
         f"sandbox: {isolation}",
-        f"bot starts: {result.starts} (each bot kept up from match to match: docs/arena.md)",
+        f"bot starts: {result.starts}, {result.prestarted} of them while another match "
+        "played (each bot kept up from match to match: docs/arena.md)",
     ]
     for bot, why in result.did_not_start.items():
         lines.append(f"DID NOT START: {clean(bot)}: {clean(why, 300)}")

@@ -170,6 +170,11 @@ class FleetPool(Collector):
         """Bot instances started for the matches recorded (a worker starts each seat fresh)."""
         return self._seats
 
+    @property
+    def prestarted(self) -> int:
+        """None: a worker starts each seat when it plays the match (docs/arena.md)."""
+        return 0
+
     def __enter__(self) -> FleetPool:
         return self
 

@@ -81,6 +81,11 @@ class Executor(Protocol):
         """Bot instances started so far for the jobs played."""
         ...
 
+    @property
+    def prestarted(self) -> int:
+        """Of those, instances started ahead of their match, while another played."""
+        ...
+
     def submit(self, job: Job) -> None:
         """Play ``job`` (one attempt of a match) when a slot is free."""
         ...

@@ -3,12 +3,14 @@
 One :class:`~arena.match._hosts.BotHost` serves every slot: a match takes idle instances
 that have not seen its deal (its duplicate group), whichever slot played them last, so a bot
 is started about once per match of it played at the same time, and never plays two
-rotations of one deck.
+rotations of one deck. When a slot's match has its bots it prestarts what the next match in the
+queue will need (``arena.match._prestart``), so that its starts are hidden behind play.
 """
 
 from __future__ import annotations
 
 import errno
+import itertools
 import queue
 import shutil
 import tempfile
@@ -20,6 +22,7 @@ from pathlib import Path
 from arena.executors._jobs import Collector, Done, Job
 from arena.match._deal import match_seed
 from arena.match._hosts import BotHost
+from arena.match._prestart import Prestarter
 from arena.match._runner import MatchCancelled, TimeControl, run_match
 from arena.sandbox import Sandbox
 from flipflop import BotManifest, MatchConfig
@@ -53,6 +56,8 @@ class LocalPool(Collector):
         key: the run's deal key (each group's seed is derived from it).
         jobs: slots playing at once.
         cancel: set to stop (Ctrl-C).
+        prestart: start the next match's bots while a slot plays (at most two tables' worth
+            per slot waiting unseated).
 
     Daemon threads, not an executor: after Ctrl-C the ladder must return within seconds, even
     while a thread is still in a bot's start (an image build, say), and an executor's threads
@@ -69,6 +74,8 @@ class LocalPool(Collector):
         key: bytes,
         jobs: int,
         cancel: threading.Event,
+        *,
+        prestart: bool = True,
     ) -> None:
         super().__init__(cancel)
         self._out, self._sandbox, self._key = out, sandbox, key
@@ -79,6 +86,13 @@ class LocalPool(Collector):
         # One host for every slot: a match takes idle instances that have not seen its deal,
         # whichever slot played them last.
         self._host = BotHost(sandbox, self._scratch / "h")
+        # Each slot looks as many jobs ahead as there are slots (``_prestart_next``); twice
+        # that many seats leaves room for jobs prepared by one slot and not yet begun by another.
+        self._prestarter = (
+            Prestarter(self._host, 2 * jobs * config.seats, clock.notify_ms / 1000)
+            if prestart
+            else None
+        )
         self._threads = [
             threading.Thread(target=self._work, name=f"match-{i}", daemon=True) for i in range(jobs)
         ]
@@ -91,8 +105,13 @@ class LocalPool(Collector):
 
     @property
     def starts(self) -> int:
-        """Bot instances started so far, by every slot."""
+        """Bot instances started so far, by every slot (prestarted ones included)."""
         return self._host.starts
+
+    @property
+    def prestarted(self) -> int:
+        """Of those, instances started ahead of their match."""
+        return 0 if self._prestarter is None else self._prestarter.started
 
     def _work(self) -> None:
         while True:
@@ -100,6 +119,22 @@ class LocalPool(Collector):
             if job is None or self._cancel.is_set():
                 return
             self._results.put(self._play(job))
+
+    def _prestart_next(self) -> None:
+        """Start what the next jobs in the queue need, while this slot plays its own.
+
+        Called once this slot's match has its instances (so those are not counted as spare
+        for the next). As many jobs ahead as there are slots: slots that begin at once would
+        otherwise all look at the same next job, and the one after it would find nothing
+        started. The prestarter's bound keeps it to two tables' worth per slot.
+        """
+        if self._prestarter is None:
+            return
+        with self._jobs.mutex:
+            upcoming = [j for j in itertools.islice(self._jobs.queue, len(self._threads)) if j]
+        self._prestarter.prepare(
+            [([self._by_name[b] for b in job.planned.bots], job.deal) for job in upcoming]
+        )
 
     def _play(self, job: Job) -> Done:
         p = job.planned
@@ -118,6 +153,7 @@ class LocalPool(Collector):
                 logs_dir=self._out / "logs" / p.match_id,
                 clock=self._clock,
                 cancel=self._cancel,
+                on_started=self._prestart_next,
             )
             return Done(job, record)
         except MatchCancelled:
@@ -136,6 +172,8 @@ class LocalPool(Collector):
         """Stop every slot: kept bots are stopped; running matches see ``cancel``."""
         for _ in self._threads:
             self._jobs.put(None)
+        if self._prestarter is not None:
+            self._prestarter.close(0.0 if self._cancel.is_set() else _CLOSE_WITHIN_S)
         if not self._cancel.is_set():
             # Every match is over: stop the kept bots, and finish their logs.
             for t in self._threads:

@@ -193,6 +193,8 @@ class LadderResult:
     out_dir: Path
     starts: int = 0
     """Bot instances started by this run (kept ones play on: ``arena.match._hosts``)."""
+    prestarted: int = 0
+    """Of those, started while another match played, ahead of their own (``_prestart``)."""
 
     @property
     def standings(self) -> tuple[BotStanding, ...]:
@@ -425,6 +427,7 @@ def run_ladder(
     on_match: Callable[[dict[str, Any], int, int], None] | None = None,
     on_plan: Callable[[Sequence[PlannedMatch], int], None] | None = None,
     fleet: FleetOptions | None = None,
+    prestart: bool = True,
 ) -> LadderResult:
     """Play the ladder's unfinished matches with ``jobs`` in parallel; write every file.
 
@@ -477,7 +480,7 @@ def run_ladder(
     elif sandbox is None:
         raise PlanError("a ladder played here needs a sandbox")
     else:
-        pool = local_pool(spec, out, sandbox, key, jobs, cancel)
+        pool = local_pool(spec, out, sandbox, key, jobs, cancel, prestart=prestart)
     with pool:
         for job in todo:
             pool.submit(job)
@@ -525,6 +528,7 @@ def run_ladder(
         interrupted=interrupted,
         out_dir=out,
         starts=pool.starts,
+        prestarted=pool.prestarted,
     )
 
 
@@ -535,9 +539,16 @@ def local_pool(
     key: bytes,
     jobs: int,
     cancel: threading.Event,
+    *,
+    prestart: bool = True,
 ) -> LocalPool:
-    """``jobs`` slots on this machine playing ``spec``'s matches into ``out``."""
-    return LocalPool(spec.bots, spec.config(), spec.clock, out, sandbox, key, jobs, cancel)
+    """``jobs`` slots on this machine playing ``spec``'s matches into ``out``.
+
+    ``prestart``: start each next match's bots while a slot plays (``arena.match._prestart``).
+    """
+    return LocalPool(
+        spec.bots, spec.config(), spec.clock, out, sandbox, key, jobs, cancel, prestart=prestart
+    )
 
 
 def _isolation(sandbox: Sandbox | None, fleet: FleetOptions | None) -> str:

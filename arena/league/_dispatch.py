@@ -616,6 +616,8 @@ class CeleryExecutor:
             "faults": {},
             "validated": {},
             "match_seconds": 0.0,
+            "bot_starts": 0,
+            "prestarted": 0,
             "fleet": fleet,
         }
 

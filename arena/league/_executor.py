@@ -60,13 +60,20 @@ from arena.league.matches._matches import (
     MatchSeat,
     MatchStatus,
     claim_match,
+    next_queued,
     renew_lease,
 )
 from arena.league.matches._results import record_abandoned, record_result
 from arena.league.matches._suspensions import void_result
+from arena.match._hosts import BotHost
+from arena.match._prestart import Prestarter
 from arena.match._runner import MatchCancelled, MatchRecord, TimeControl, run_match
 from arena.sandbox import Sandbox
 from flipflop import BotManifest, MatchConfig
+
+_PRESTARTED_IDLE_S = 60.0
+"""A prestarted instance no match took (another worker claimed its match) is stopped after
+this long idle (it is paused after ``arena.match._hosts.PAUSE_S``)."""
 
 __all__ = [
     "DEFAULT_LEASE",
@@ -257,6 +264,9 @@ class LocalExecutor:
             each further one, :func:`retry_after`).
         host_retry_after: how long a match waits after a failure of the host's own
             resources (:func:`host_fault`).
+        prestart: when a slot claims a match, start the bots of the next queued one, so
+            that its starts are hidden behind play (``arena.match._prestart``). Instances
+            are never kept after their match here: a prestarted one has seen no deal.
 
     Example::
 
@@ -281,6 +291,7 @@ class LocalExecutor:
         poll: float = 1.0,
         retry_base: dt.timedelta = RETRY_BASE,
         host_retry_after: dt.timedelta = HOST_RETRY_AFTER,
+        prestart: bool = True,
     ) -> None:
         if slots < 1:
             raise ValueError(f"an executor needs at least 1 slot, not {slots}")
@@ -305,6 +316,14 @@ class LocalExecutor:
         self._heartbeat: threading.Thread | None = None
         self._tally = _Tally()
         self._started = False
+        # Every match's seats start fresh (reuse=False: a duplicate group's other rotations
+        # may be played here or elsewhere at once); the host only hands over prestarted ones.
+        self._host = BotHost(sandbox, workdir / "pre", reuse=False, idle_s=_PRESTARTED_IDLE_S)
+        self._prestarter = (
+            # Two tables of up to 5 seats (R-PLAYERS) per slot: the next queued match's, and
+            # room for one prepared by another slot and not yet claimed.
+            Prestarter(self._host, 2 * slots * 5, self.clock.notify_ms / 1000) if prestart else None
+        )
 
     # ------------------------------------------------------------------ control
 
@@ -360,6 +379,10 @@ class LocalExecutor:
             self._join(time.monotonic() + _CANCEL_WITHIN_S)
             self._hand_back()
         self._stopped.set()
+        if self._prestarter is not None:
+            self._prestarter.close(_CANCEL_WITHIN_S)
+        self._host.close()  # the prestarted instances no match took
+        shutil.rmtree(self._host.workdir, ignore_errors=True)
         if self._heartbeat is not None:
             self._heartbeat.join(_CANCEL_WITHIN_S)
         logger.info("executor %s stopped", self.worker, extra={"worker": self.worker})
@@ -387,6 +410,8 @@ class LocalExecutor:
             "faults": dict(tally.faults),
             "validated": dict(tally.validations),
             "match_seconds": round(tally.match_seconds, 3),
+            "bot_starts": self._host.starts,
+            "prestarted": 0 if self._prestarter is None else self._prestarter.started,
         }
 
     def live_replays(self) -> dict[int, Path]:
@@ -473,7 +498,7 @@ class LocalExecutor:
         logger.info("match %d claimed (attempt %d)", claimed.id, claimed.attempt, extra=fields)
         names: list[str] = []
         try:
-            seed, bots = self._seats(claimed)
+            seed, bots = self._seats(claimed.id)
             names = [b.name for b in bots]
             record = run_match(
                 f"m{claimed.id}",
@@ -482,10 +507,13 @@ class LocalExecutor:
                 dataclasses.replace(self.config, seats=len(bots)),
                 sandbox=self.sandbox,
                 workdir=scratch / "w",
+                host=self._host,
+                deal=claimed.id,
                 replay_path=scratch / "replay.jsonl",
                 logs_dir=scratch / "logs",
                 clock=self.clock,
                 cancel=job.cancel,
+                on_started=self._prestart_next,
             )
             replay = self.league.artifacts.put((scratch / "replay.jsonl").read_bytes())
             logs = _store_logs(self.league, record)
@@ -540,21 +568,36 @@ class LocalExecutor:
         )
         return outcome
 
-    def _seats(self, claimed: ClaimedMatch) -> tuple[bytes, list[BotManifest]]:
+    def _seats(self, match_id: int) -> tuple[bytes, list[BotManifest]]:
         """The match's deal seed and the manifest each seat plays with, seat 0 first."""
         with unit_of_work(self.league.sessions) as session:
-            seed = session.scalar(select(Match.seed).where(Match.id == claimed.id))
+            seed = session.scalar(select(Match.seed).where(Match.id == match_id))
             rows = session.execute(
                 select(Bot.name, BotVersion.number, BotVersion.source_sha256)
                 .join(BotVersion, BotVersion.bot_id == Bot.id)
                 .join(MatchSeat, MatchSeat.version_id == BotVersion.id)
-                .where(MatchSeat.match_id == claimed.id)
+                .where(MatchSeat.match_id == match_id)
                 .order_by(MatchSeat.seat)
             ).all()
         if not seed:
-            raise ValueError(f"match {claimed.id} has no deal seed")
+            raise ValueError(f"match {match_id} has no deal seed")
         bots = [seat_manifest(self.league, bot, number, sha) for bot, number, sha in rows]
         return bytes.fromhex(seed), bots
+
+    def _prestart_next(self) -> None:
+        """Start the bots of the next queued matches (one per slot), while this slot plays.
+
+        Called once this slot's match has its instances (so those are not counted as spare
+        for the next). Never fails the match being played: a failure here only means no prestart.
+        """
+        if self._prestarter is None or self._stopping.is_set():
+            return
+        try:
+            with unit_of_work(self.league.sessions) as session:
+                upcoming = next_queued(session, len(self._slots))
+            self._prestarter.prepare([(self._seats(m)[1], m) for m in upcoming])
+        except Exception:
+            logger.exception("prestarting the next matches' bots failed")
 
     def _release(
         self,

@@ -215,6 +215,18 @@ def service_metrics(status: Mapping[str, Any]) -> list[MetricFamily]:
             (Sample(float(executor["match_seconds"])),),
         ),
         MetricFamily(
+            "arena_league_bot_starts_total",
+            counter,
+            "Bot instances this server's executor started (validations' aside).",
+            (Sample(float(executor.get("bot_starts", 0))),),
+        ),
+        MetricFamily(
+            "arena_league_bot_prestarts_total",
+            counter,
+            "Of those, started while another match played, ahead of their own match.",
+            (Sample(float(executor.get("prestarted", 0))),),
+        ),
+        MetricFamily(
             "arena_league_scheduled_total",
             counter,
             "Matches this server's scheduler queued.",

@@ -75,12 +75,14 @@ class Seated:
     name: str
     bot: RunningBot
     workdir: Path
+    source: Path = Path()
+    """The bot's directory: an instance plays only for the manifest of its name and source."""
     seen: set[Hashable] = field(default_factory=set)
     """The deals (duplicate groups) it has been seated for: it never plays one again."""
     client: BotClient | None = None
     identity: BotIdentity | None = None
     matches: int = 0
-    """Matches it has been seated for, this one included."""
+    """Matches it has been seated for, this one included (0: prestarted, never seated)."""
     log_from: int = 0
     """Bytes of its log already given to earlier matches."""
     dropped_from: int = 0
@@ -95,6 +97,24 @@ class Seated:
     def dropped_now(self) -> int:
         """Output bytes dropped past the log cap while seated for this match."""
         return max(0, self.bot.dropped_log_bytes() - self.dropped_from)
+
+
+@dataclass(eq=False)
+class _Warming:
+    """An instance being started ahead of its match (``BotHost.reserve``)."""
+
+    name: str
+    source: Path
+    done: threading.Event = field(default_factory=threading.Event)
+    seated: Seated | None = None
+    """Serving and past its handshake, once ``done``; None if it failed."""
+    claimed: bool = False
+    """A match is waiting for it."""
+
+
+def _of(instance: Seated | _Warming, bot: BotManifest) -> bool:
+    """``instance`` is one of ``bot``'s: the same name and the same source directory."""
+    return instance.name == bot.name and instance.source == bot.path
 
 
 class BotHost:
@@ -134,42 +154,135 @@ class BotHost:
         """Guards every instance's connections against frame floods (``arena.match._relay``)."""
         self.starts = 0
         self._idle: list[Seated] = []  # the longest idle first
+        self._busy: list[Seated] = []  # seated for a match now
+        self._warming: list[_Warming] = []  # being prestarted (arena.match._prestart)
         self._lock = threading.Lock()  # a match's seats start in parallel
 
     def take(self, bot: BotManifest, deal: Hashable, label: str, *, fresh: bool = False) -> Seated:
-        """An idle instance of ``bot`` that has not seen ``deal``, or a new one (not yet serving).
+        """An idle instance of ``bot`` that has not seen ``deal``, or a new one (maybe not serving).
 
-        ``fresh`` asks for a new instance whatever is kept (a void match played again). The
-        instance is seated for ``deal`` from now on, whatever comes of the match.
+        A kept instance comes first; else one being prestarted for the host (``reserve``),
+        waited for, serving and past its handshake; else a new one, not yet serving. ``fresh``
+        asks for an instance never seated before, whatever is kept (a void match played
+        again): a prestarted one qualifies. The instance is seated for ``deal`` from now on,
+        whatever comes of the match.
 
         Raises:
             SandboxError: a new instance cannot be started.
         """
         self._reclaim()
-        while not fresh:
-            with self._lock:
-                kept = next(
-                    (s for s in reversed(self._idle) if s.name == bot.name and deal not in s.seen),
-                    None,
-                )
-                if kept is None:
-                    break
+        while (found := self._claim(bot, deal, fresh=fresh)) is not None:
+            if isinstance(found, _Warming):
+                found.done.wait()  # its start budget bounds it (arena.match._prestart)
+                if found.seated is None:
+                    continue  # it failed to start: the match starts one and sees why
+                found = found.seated
+            if self._seat(found, deal):
+                return found
+            self._retire(found)  # gone between matches: its last words go to its last match
+        seated = self.start_instance(bot, label)
+        self._seat(seated, deal)
+        return seated
+
+    def _claim(self, bot: BotManifest, deal: Hashable, *, fresh: bool) -> Seated | _Warming | None:
+        """An instance of ``name`` for ``deal``: kept (off the idle list), else prestarting."""
+        with self._lock:
+            kept = next(
+                (
+                    s
+                    for s in reversed(self._idle)
+                    if _of(s, bot) and deal not in s.seen and not (fresh and s.matches)
+                ),
+                None,
+            )
+            if kept is not None:
                 self._idle.remove(kept)
-                kept.seen.add(deal)
-            resumed = not kept.paused or kept.bot.resume()
-            kept.paused = False
-            if resumed and kept.bot.exit_status() is None:
-                kept.matches += 1
-                kept.dropped_from = kept.bot.dropped_log_bytes()
                 return kept
-            self._retire(kept)  # gone between matches: its last words go to its last match
+            warming = next((w for w in self._warming if _of(w, bot) and not w.claimed), None)
+            if warming is not None:
+                warming.claimed = True
+            return warming
+
+    def _seat(self, seated: Seated, deal: Hashable) -> bool:
+        """Seat an instance for ``deal`` (resumed if paused); False if it is gone."""
+        seated.seen.add(deal)
+        if seated.client is None:  # just started: the runner sees it serve
+            seated.matches = 1
+            with self._lock:
+                self._busy.append(seated)
+            return True
+        resumed = not seated.paused or seated.bot.resume()
+        seated.paused = False
+        if not resumed or seated.bot.exit_status() is not None:
+            return False
+        seated.matches += 1
+        seated.dropped_from = seated.bot.dropped_log_bytes()
+        with self._lock:
+            self._busy.append(seated)
+        return True
+
+    def start_instance(self, bot: BotManifest, label: str) -> Seated:
+        """Start a new instance of ``bot`` (not yet serving), seated for no deal yet.
+
+        Raises:
+            SandboxError: it cannot be started.
+        """
         with self._lock:
             workdir = self.workdir / f"b{self.starts}"
             self.starts += 1
         running: RunningBot = self.sandbox.start(bot, workdir, label)
         if self.relay is not None:
             running = self.relay.guard(running)
-        return Seated(bot.name, running, workdir, {deal}, matches=1)
+        return Seated(bot.name, running, workdir, bot.path)
+
+    # -------------------------------------------------------------- prestarted instances
+
+    def spare(self, bot: BotManifest) -> list[frozenset[Hashable]]:
+        """The deals seen by each instance of ``bot`` that could play a coming match once free.
+
+        Kept ones, then busy ones where instances are kept (they may be free by then), then
+        prestarted ones not yet claimed (which have seen none).
+        """
+        with self._lock:
+            kept = (*self._idle, *self._busy) if self.reuse else self._idle
+            seen = [frozenset(s.seen) for s in kept if _of(s, bot)]
+            return seen + [frozenset() for w in self._warming if _of(w, bot) and not w.claimed]
+
+    @property
+    def unused(self) -> int:
+        """Prestarted instances not yet seated: starting, or idle without a match played."""
+        with self._lock:
+            return sum(not w.claimed for w in self._warming) + sum(
+                not s.matches for s in self._idle
+            )
+
+    def reserve(self, bot: BotManifest) -> _Warming:
+        """Announce an instance of ``bot`` being started ahead of its match.
+
+        A match that wants one takes it from here rather than starting another (it waits for
+        it to serve); :meth:`fill` hands it over when it serves, or says it failed.
+        """
+        warming = _Warming(bot.name, bot.path)
+        with self._lock:
+            self._warming.append(warming)
+        return warming
+
+    def fill(self, warming: _Warming, seated: Seated | None) -> None:
+        """A reserved instance is serving and past its handshake (``seated``), or failed (None).
+
+        Claimed by a match already: it goes to that match. Else it waits among the idle ones.
+        """
+        with self._lock:
+            self._warming.remove(warming)
+            warming.seated = seated
+            keep = seated is not None and not warming.claimed
+            if keep:
+                assert seated is not None
+                seated.idle_since = time.monotonic()
+                self._idle.append(seated)
+        warming.done.set()
+        if keep:
+            self._start_freezer()
 
     def give_back(self, seated: Seated, log_to: Path, *, keep: bool) -> None:
         """After its match: hand the match its part of the log; keep the instance or stop it.
@@ -181,21 +294,29 @@ class BotHost:
         if not keep:
             self._stop(seated)
         self._hand_log(seated, log_to)
+        with self._lock:
+            if seated in self._busy:
+                self._busy.remove(seated)
         if keep:
             seated.idle_since = time.monotonic()
             with self._lock:
                 self._idle.append(seated)
-                surplus = self._idle[: max(0, len(self._idle) - self.max_idle)]
-                del self._idle[: len(surplus)]
-                if self._freezer is None and self.pause_s is not None:
-                    self._freezer = threading.Thread(
-                        target=self._freeze_loop, name="bot-host-freezer", daemon=True
-                    )
-                    self._freezer.start()
-            for s in surplus:
-                self._retire(s)
+            self._start_freezer()
         else:
             shutil.rmtree(seated.workdir, ignore_errors=True)
+
+    def _start_freezer(self) -> None:
+        """Stop the longest idle instances past ``max_idle``; start the freezer once."""
+        with self._lock:
+            surplus = self._idle[: max(0, len(self._idle) - self.max_idle)]
+            del self._idle[: len(surplus)]
+            if self._freezer is None and self.pause_s is not None and not self._closing.is_set():
+                self._freezer = threading.Thread(
+                    target=self._freeze_loop, name="bot-host-freezer", daemon=True
+                )
+                self._freezer.start()
+        for s in surplus:
+            self._retire(s)
 
     @property
     def idle(self) -> int:

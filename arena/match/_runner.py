@@ -16,10 +16,11 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import errno
+import logging
 import os
 import threading
 import time
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -63,6 +64,8 @@ __all__ = [
     "run_match",
     "wait_serving",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 class MatchCancelled(Exception):
@@ -878,6 +881,7 @@ def run_match(
     announce: MatchConfig | None = None,
     state: MatchState | None = None,
     script: Sequence[Scripted] = (),
+    on_started: Callable[[], object] | None = None,
 ) -> MatchRecord:
     """Play one match with ``bots[i]`` in seat ``i``, each started in ``sandbox``.
 
@@ -900,6 +904,11 @@ def run_match(
     recorded match's, its decks as recorded (``arena fork``). Its first decisions are then
     ``script``'s, played as recorded; each seat's bot is asked them first and its answers are
     dropped (so a bot lives through the match as it was before it plays on).
+
+    ``on_started`` is called once every seat has its instance, before the first hand: a slot
+    prestarts the next match's bots from there (``arena.match._prestart``), once this match's
+    own prestarted instances are seated and no longer spare. What it raises is logged; the
+    match plays on.
     """
     own = host is None
     if host is None:
@@ -923,6 +932,11 @@ def run_match(
     )
     try:
         match.start()
+        if on_started is not None:
+            try:
+                on_started()
+            except Exception:  # a helper's failure is not the match's
+                logger.exception("%s: on_started failed", match_id)
         return match.play(replay_path)
     finally:
         match.stop()

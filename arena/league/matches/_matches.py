@@ -53,6 +53,7 @@ __all__ = [
     "enqueue_match",
     "finish_match",
     "insert_matches",
+    "next_queued",
     "play_order",
     "renew_lease",
     "requeue_expired",
@@ -358,6 +359,19 @@ def claimable(now: dt.datetime) -> Any:
     """Queued matches that may be claimed at ``now``: none backing off past it."""
     return (Match.status == MatchStatus.QUEUED) & (
         Match.lease_expires.is_(None) | (Match.lease_expires <= now)
+    )
+
+
+def next_queued(session: Session, limit: int, *, now: dt.datetime | None = None) -> list[int]:
+    """The ``limit`` matches :func:`claim_match` would claim next (their ids), not claimed.
+
+    An executor starts their bots ahead (``arena.match._prestart``); another worker may
+    claim one first, which costs only the instances started for nothing.
+    """
+    return list(
+        session.scalars(
+            select(Match.id).where(claimable(now or utcnow())).order_by(*play_order()).limit(limit)
+        )
     )
 
 

@@ -295,6 +295,31 @@ def test_plays_queued_matches_and_records_each_once(
     assert {"finished": 3} == ex.status()["played"]
 
 
+def test_the_next_queued_match_s_bots_are_started_while_one_plays(
+    league: League, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """One slot, 6 queued matches: each match's 3 bots but the first's are prestarted.
+
+    Instances are never kept in the league: 18 starts for 18 seats, 15 of them while the match
+    before played, every one seated (none wasted), and no fault.
+    """
+    add_versions(league, [bundled("random"), bundled("greedy"), bundled("counter")])
+    with unit_of_work(league.sessions) as session:
+        ids = schedule(session, rng=random.Random(6), target_queued=6, table_sizes=(3, 3))
+    assert 6 == len(ids)
+    ex = executor(league, sandbox, tmp_path, slots=1)
+    ex.start()
+    try:
+        wait_for("6 finished matches", lambda: statuses(league) == {MatchStatus.FINISHED: 6})
+    finally:
+        ex.stop(grace=60)
+    for m in matches(league):
+        assert m.result is not None and not m.result["void"]
+        assert not m.result["faults"], m.result["faults"]
+    status = ex.status()
+    assert (18, 15) == (status["bot_starts"], status["prestarted"])
+
+
 def test_a_league_replay_downloaded_is_asked_about_and_forked_here(
     league: League, sandbox: Sandbox, tmp_path: Path
 ) -> None:

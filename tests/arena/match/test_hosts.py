@@ -74,11 +74,14 @@ def ladder(
     """Run a quick 3-seat ladder in the process sandbox, one match at a time by default."""
     jobs = options.pop("jobs", 1)
     limits = options.pop("limits", None)
+    prestart = options.pop("prestart", True)
     # Generous: on a loaded machine a start or a notice may take seconds (the stayer's CPU
     # burn in StartMatch among them), and these tests are about instances, not deadlines.
     options.setdefault("clock", TimeControl(decision_ms=5000, notify_ms=15_000))
     spec = LadderSpec(bots=bots, matches=matches, table_size=3, seed=11, hand_cap=8, **options)
-    result = run_ladder(spec, tmp_path / "out", sandbox=ProcessSandbox(limits), jobs=jobs)
+    result = run_ladder(
+        spec, tmp_path / "out", sandbox=ProcessSandbox(limits), jobs=jobs, prestart=prestart
+    )
     assert not result.interrupted
     return result
 
