@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 
 import arena.executors._jobs
+import arena.sandbox._process
 from arena.ladder._ladder import LadderResult, LadderSpec, run_ladder
 from arena.match._hosts import BotHost
 from arena.match._runner import MatchCancelled, TimeControl, run_match
@@ -292,6 +293,50 @@ def test_kept_instances_are_stopped_while_idle_and_resumed_for_their_next_match(
         host.close()
         box.close()
     assert not any(Path(f"/proc/{pid}").exists() for pid in pids)
+
+
+def test_an_instance_being_paused_is_waited_for_not_started_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pause that takes a while (a container's: 30-500 ms; here 1 s) hides nothing.
+
+    While the freezer pauses the kept instances one by one, a prestart counts them all as
+    spare, and the next match takes them (waiting for a pause to end, then resuming it)
+    instead of starting others. Taken off the idle list while paused, they were started
+    again: 273 starts for 256 seats in a runsc ladder.
+    """
+    pausing = threading.Event()
+    real_pause = arena.sandbox._process._ProcessBot.pause
+
+    def slow_pause(self: Any) -> None:
+        pausing.set()
+        time.sleep(1.0)
+        real_pause(self)
+
+    monkeypatch.setattr(arena.sandbox._process._ProcessBot, "pause", slow_pause)
+    bots = [bundled("random"), bundled("greedy"), bundled("counter")]
+    box = ProcessSandbox()
+    host = BotHost(box, tmp_path / "h", pause_s=3600)  # the test decides when to pause
+    common = on_host(host, tmp_path)
+    config = MatchConfig(seats=3, hand_cap=2)
+    try:
+        run_match("m0", 1, bots, config, replay_path=tmp_path / "0.jsonl", deal=0, **common)
+        assert 3 == host.idle
+        host.pause_s = 0.0
+        freezer = threading.Thread(target=host.freeze_idle)
+        freezer.start()
+        assert pausing.wait(60)
+        assert [[frozenset({0})]] * 3 == [host.spare(b) for b in bots]
+        second = run_match(
+            "m1", 2, bots, config, replay_path=tmp_path / "1.jsonl", deal=1, **common
+        )
+        freezer.join(60)
+        assert not second.faults
+        assert 3 == host.starts  # the same three, each paused or not, and resumed
+        assert 3 == host.idle
+    finally:
+        host.close()
+        box.close()
 
 
 def test_an_instance_past_half_its_cpu_limit_is_replaced(tmp_path: Path) -> None:
