@@ -1,7 +1,7 @@
 """A league-shaped ladder in Docker, with and without starts hidden behind play.
 
 Run: ``python benchmarks/prestart.py [--bots 64] [--matches 64] [--seats 4] [--hand-cap 20]
-[--runtime runsc] [--jobs 2] [--rounds 1]``.
+[--runtime runsc|runc|process] [--jobs 2] [--rounds 1]``.
 
 A plan shaped like a league's: many bots (copies of ``random``, ``greedy`` and ``counter``
 under their own names, sharing three images), each in one duplicate group, so that every
@@ -34,6 +34,7 @@ from pathlib import Path
 from arena.ladder._bundled import resolve_bot
 from arena.ladder._ladder import LadderResult, LadderSpec, run_ladder
 from arena.match._runner import TimeControl
+from arena.sandbox import ProcessSandbox, Sandbox
 from arena.sandbox._docker import DockerSandbox, docker_available
 
 
@@ -49,9 +50,11 @@ def play(
     spec: LadderSpec, runtime: str, jobs: int, prestart: bool, out: Path
 ) -> tuple[float, float, LadderResult]:
     """Play ``spec`` on a new sandbox: its wall seconds, the machine's busy share, the result."""
-    box = DockerSandbox(runtime=runtime, log=lambda message: None)
-    try:
+    box: Sandbox = ProcessSandbox()
+    if runtime != "process":
+        box = DockerSandbox(runtime=runtime, log=lambda message: None)
         box.prepare(spec.bots)  # found by content: no build inside the timing
+    try:
         busy0, total0 = machine_busy()
         began = time.perf_counter()
         result = run_ladder(spec, out, sandbox=box, jobs=jobs, prestart=prestart)
@@ -69,11 +72,15 @@ def main() -> None:
     parser.add_argument("--matches", type=int, default=64, help="matches (64)")
     parser.add_argument("--seats", type=int, default=4, help="table size (4)")
     parser.add_argument("--hand-cap", type=int, default=20, help="hands per match at most (20)")
-    parser.add_argument("--runtime", default="runsc", help="Docker runtime (runsc: gVisor)")
+    parser.add_argument(
+        "--runtime",
+        default="runsc",
+        help="Docker runtime (runsc: gVisor; runc), or process: the process sandbox",
+    )
     parser.add_argument("--jobs", type=int, default=2, help="matches at once (2)")
     parser.add_argument("--rounds", type=int, default=1, help="plays of each way (1)")
     args = parser.parse_args()
-    why = docker_available()
+    why = None if args.runtime == "process" else docker_available()
     if why is not None:
         sys.exit(f"prestart: {why}")
     kinds = ("random", "greedy", "counter")
