@@ -12,12 +12,13 @@ starts the next match's bots while it plays its own), alternating, ``--rounds`` 
 on one warm sandbox per round (images built before the first). Both play the same matches
 (the placements are compared). The machine's busy share (every core, ``/proc/stat``) says
 whether there was idle CPU for the starts to hide in: a start under gVisor costs CPU as
-well as time.
+well as time. "Outside play" is each slot's time not spent in a match's hands (its starts,
+waiting for them, bookkeeping), per match: the start time a match still shows.
 
 Prints, for scripts::
 
-    prestart off: N matches/min (S starts, 0 ahead), T s, machine B % busy
-    prestart on: N matches/min (S starts, P ahead), T s, machine B % busy
+    prestart off: N matches/min (S starts, 0 ahead), T s, O s a match outside play, machine B % busy
+    prestart on: N matches/min (S starts, P ahead), T s, O s a match outside play, machine B % busy
     prestart on/off: R (matches per minute, best round of each)
 """
 
@@ -105,12 +106,16 @@ def main() -> None:
                 seconds, busy, result = play(spec, args.runtime, args.jobs, prestart, out)
                 ok = result.count("ok")
                 rate = ok / seconds * 60
+                # A slot's time not spent in a match's hands: its bots' starts, what waits
+                # for them, and the arena's bookkeeping (a record's seconds are its play).
+                played = sum(float(rec["seconds"]) for rec in result.records())
+                outside = (seconds * args.jobs - played) / max(1, ok)
                 best[prestart] = max(best.get(prestart, 0.0), rate)
                 placements[prestart] = [rec["placements"] for rec in result.records()]
                 print(
                     f"prestart {'on' if prestart else 'off'}: {rate:.1f} matches/min "
                     f"({result.starts} starts, {result.prestarted} ahead), {seconds:.1f} s, "
-                    f"machine {busy:.0%} busy"
+                    f"{outside:.2f} s a match outside play, machine {busy:.0%} busy"
                     + ("" if ok == result.planned else f"; only {ok} of {result.planned} ok"),
                     flush=True,
                 )
