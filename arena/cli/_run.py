@@ -148,6 +148,14 @@ def _given(ctx: click.Context, name: str) -> bool:
     help="Replay each deck with the seats rotated, to take luck out of the comparison.",
 )
 @click.option(
+    "--prestart/--no-prestart",
+    default=True,
+    show_default=True,
+    help="Start the next matches' bots while a match plays, so that their starts are hidden "
+    "where the machine has idle CPU (with --jobs filling every core under gVisor it gains "
+    "nothing: docs/arena.md).",
+)
+@click.option(
     "--owners-apart",
     is_flag=True,
     help="Never seat two bots of one author (bot.toml 'author') at a table, as the league "
@@ -214,6 +222,7 @@ def run(
     out: Path | None,
     resume: bool,
     duplicate: bool,
+    prestart: bool,
     owners_apart: bool,
     stake: int,
     bankroll: int,
@@ -327,7 +336,7 @@ def run(
     workers = jobs or max(1, min(2, os.cpu_count() or 1))
     if test is not None:
         assert box is not None
-        _run_sprt(spec, test, out, box, workers, console, err, resume)
+        _run_sprt(spec, test, out, box, workers, console, err, resume, prestart)
         return
     isolation = box.isolation if box is not None else f"the fleet's ({sandbox_kind(sandbox)})"
     err.print(f"[bold]sandbox:[/] {isolation}", soft_wrap=True)
@@ -379,6 +388,7 @@ def run(
                 on_match=on_match,
                 on_plan=on_plan,
                 fleet=fleet,
+                prestart=prestart,
             )
     except ArenaError as e:
         raise ArenaCliError(str(e)) from e
@@ -462,6 +472,7 @@ def _run_sprt(
     console: Console,
     err: Console,
     resume: bool = False,
+    prestart: bool = True,
 ) -> None:
     """``arena run --sprt``: play sets until the test decides; print the decision."""
     err.print(f"[bold]sandbox:[/] {box.isolation}", soft_wrap=True)
@@ -498,6 +509,7 @@ def _run_sprt(
             cancel=cancel,
             on_set=on_set,
             resume=resume,
+            prestart=prestart,
         )
     except ArenaError as e:
         raise ArenaCliError(str(e)) from e

@@ -204,6 +204,7 @@ def run_sprt(
     cancel: threading.Event | None = None,
     on_set: Callable[[int, float | None, float], None] | None = None,
     resume: bool = False,
+    prestart: bool = True,
 ) -> SprtResult:
     """Play duplicate sets of ``sprt.a`` and ``sprt.b`` until the test decides.
 
@@ -211,6 +212,7 @@ def run_sprt(
     a set that did not count). Setting ``cancel`` stops after the running set's matches are
     abandoned; the decision is then ``undecided``. ``resume`` continues the test saved in
     ``out`` (see the module docstring); its options and test must be the saved ones.
+    ``prestart``: as :func:`~arena.ladder._ladder.run_ladder`'s.
 
     Raises:
         PlanError: the test cannot run with these bots (:meth:`SprtSpec.check`), or (with
@@ -247,7 +249,7 @@ def run_sprt(
     diffs: list[float] = []
     llr, decision, matches = 0.0, SprtDecision.UNDECIDED, 0
     (out / "replays").mkdir(exist_ok=True)
-    with local_pool(spec, out, sandbox, key, jobs, cancel) as pool:
+    with local_pool(spec, out, sandbox, key, jobs, cancel, prestart=prestart) as pool:
         for s in range(sprt.max_sets):
             plan = _set_plan(spec, sprt, s)
             played += plan

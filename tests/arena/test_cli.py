@@ -707,6 +707,28 @@ def test_resume_of_a_directory_without_a_run_is_a_one_line_error(tmp_path: Path)
     )
 
 
+@pytest.mark.slow
+def test_run_says_how_many_starts_were_made_ahead_and_no_prestart_makes_none(
+    tmp_path: Path,
+) -> None:
+    """``bot starts: N, P of them while another match played``; none ahead with --no-prestart.
+
+    One slot, one group of 3 rotations: 9 starts, the 2nd and 3rd matches' 6 made while the
+    match before played.
+    """
+    said = {}
+    for flag in ("--prestart", "--no-prestart"):
+        result = invoke("run", *LADDER, "--jobs", "1", flag, "--out", str(tmp_path / flag))
+        assert 0 == result.exit_code, result.output
+        said[flag] = [
+            x.split(" (")[0] for x in result.stdout.splitlines() if x.startswith("bot starts: ")
+        ]
+    assert {
+        "--prestart": ["bot starts: 9, 6 of them while another match played"],
+        "--no-prestart": ["bot starts: 9, 0 of them while another match played"],
+    } == said
+
+
 def test_run_prints_the_spread_of_its_plan(finished: Run) -> None:
     """Before play, the balance of the plan: matches per bot and meetings per pair."""
     lines = [x for x in finished.result.stderr.splitlines() if x.startswith("plan spread: ")]
