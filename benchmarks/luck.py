@@ -16,6 +16,15 @@ Run: ``python benchmarks/luck.py [--fit-matches N] [--check-matches N] [--jobs J
 
 Progress goes to stderr. The default sizes take about ten minutes on two cores (the
 5-seat matches of the counter bot are the slow part).
+
+``python benchmarks/luck.py --slope N`` instead measures what the slope of placement on luck
+depends on, with the frozen model (no fit): ``N`` matches at 3 seats (seeds
+``luck-slope/<field>/<i>``) for each field: the three bots (seats rotated), and each bot
+three times. Per field it prints the slope with a 95 % interval (matches resampled) and the
+calibration of the independent-chip model early in a match: the slope of the final place on
+the model's expected place after each of hands 1 to 4 (1 where chips after a hand convert
+into places at the model's rate); and for the mixed field the slope of each bot's own
+seats. ``--slope 150``: about five minutes on two cores.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ from arena.match._luck import (
     DealtHandModel,
     adjusted_placements,
     flip_flop_luck,
+    icm_places,
     luck_places,
     regressors,
 )
@@ -125,13 +135,96 @@ def _interval(xs: Sequence[float]) -> tuple[float, float]:
     return statistics.mean(xs), 1.96 * statistics.stdev(xs) / math.sqrt(len(xs))
 
 
+SlopeMatch = tuple[str, tuple[str, ...], list[int], list[float], list[tuple[float, int]], int]
+"""Field, line-up, placements, luck in places, (expected place after hands 1-4, final place),
+hands played."""
+
+EARLY_HANDS = 4
+"""The calibration of the independent-chip model is read after each of the first hands."""
+
+
+def _slope_job(job: tuple[str, str, tuple[str, ...]]) -> SlopeMatch:
+    field, seed, lineup = job
+    state = _play(seed, lineup)
+    result = state.result
+    assert result is not None
+    early: list[tuple[float, int]] = []
+    for hand in state.results[: min(EARLY_HANDS, len(state.results) - 1)]:
+        h = hand.hand_number
+        alive = [s for s, e in enumerate(result.eliminated_in) if e is None or e > h]
+        out = [s for s, e in enumerate(result.eliminated_in) if e == h]
+        expected = icm_places(hand.bankrolls, alive, out)
+        early += [(expected[s], result.placements[s]) for s in (*alive, *out)]
+    luck = luck_places(state)
+    return field, lineup, list(result.placements), list(luck), early, len(state.results)
+
+
+def _slope(xs: Sequence[float], ys: Sequence[float]) -> float:
+    return statistics.linear_regression(xs, ys).slope
+
+
+def _slope_interval(got: Sequence[SlopeMatch], rounds: int = 400) -> tuple[float, float]:
+    """A 95 % interval of the slope of placement on luck, the matches resampled."""
+    rng = random.Random(30)
+    slopes = []
+    for _ in range(rounds):
+        pick = [got[rng.randrange(len(got))] for _ in got]
+        slopes.append(_slope([x for m in pick for x in m[3]], [p for m in pick for p in m[2]]))
+    slopes.sort()
+    return slopes[int(0.025 * rounds)], slopes[int(0.975 * rounds) - 1]
+
+
+def slope_study(matches: int, jobs: int) -> None:
+    """``--slope``: the slope of placement on luck by field, and what it follows."""
+    fields = {"mixed": None, **{f"{b} x3": (b, b, b) for b in BOTS}}
+    work = [
+        (field, f"luck-slope/{field}/{i}", lineup or tuple(BOTS[(j + i) % 3] for j in range(3)))
+        for field, lineup in fields.items()
+        for i in range(matches)
+    ]
+    t0 = time.perf_counter()
+    got: list[SlopeMatch] = []
+    with multiprocessing.Pool(jobs) as pool:
+        for i, one in enumerate(pool.imap_unordered(_slope_job, work, chunksize=4), 1):
+            got.append(one)
+            print(f"\rslope {i}/{len(work)}", end="", file=sys.stderr)
+    print(file=sys.stderr)
+    print(f"slope of placement on luck, {matches} matches at 3 seats per field (frozen model):")
+    print(f"{'field':<11} {'slope':>6} {'95 %':>14} {'early calibration':>18} {'mean hands':>11}")
+    for field in fields:
+        mine = [m for m in got if m[0] == field]
+        lo, hi = _slope_interval(mine)
+        xs, ys = [x for m in mine for x in m[3]], [p for m in mine for p in m[2]]
+        early = [e for m in mine for e in m[4]]
+        calibration = _slope([e[0] for e in early], [e[1] for e in early])
+        hands = statistics.mean(m[5] for m in mine)
+        print(
+            f"{field:<11} {_slope(xs, ys):>6.3f} {lo:>6.3f} to {hi:<6.3f}"
+            f" {calibration:>18.3f} {hands:>11.0f}"
+        )
+    mixed = [m for m in got if m[0] == "mixed"]
+    for bot in BOTS:
+        seats = [(m[3][s], m[2][s]) for m in mixed for s, name in enumerate(m[1]) if name == bot]
+        print(f"  {bot}'s seats in the mixed field: slope {_slope(*zip(*seats, strict=True)):.3f}")
+    print(f"({time.perf_counter() - t0:.0f} s)")
+
+
 def main() -> None:
     """Fit, print the coefficients and the variance shares, then check on fresh seeds."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--fit-matches", type=int, default=24)
     p.add_argument("--check-matches", type=int, default=90)
     p.add_argument("--jobs", type=int, default=multiprocessing.cpu_count())
+    p.add_argument(
+        "--slope",
+        type=int,
+        metavar="N",
+        help="no fit: N matches per field, the slope of placement on luck and what it follows",
+    )
     args = p.parse_args()
+    if args.slope:
+        slope_study(args.slope, args.jobs)
+        return
     rng = random.Random(16)
     fit_jobs = [
         (f"luck-fit/{i}", tuple(rng.choice(BOTS) for _ in range(3 + i % 3)))
