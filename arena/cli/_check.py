@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
-import tempfile
-from pathlib import Path
 
 import click
 
 from arena._errors import ArenaError
+from arena._scratch import drop_scratch, make_scratch
 from arena._text import clean, clean_lines
 from arena.cli._errors import ArenaCliError
 from arena.cli._options import sandbox_option
@@ -43,7 +41,7 @@ def check(bot_dir: str, matches: int, seed: int, sandbox: str) -> None:
     Example:
         arena check ./mybot
     """
-    scratch = Path(tempfile.mkdtemp(prefix="ffa-check-"))
+    scratch = make_scratch("ffa-check-")
     try:
         manifest = resolve_bot(bot_dir)
         box = choose_sandbox(sandbox, SandboxLimits())
@@ -74,4 +72,4 @@ def check(bot_dir: str, matches: int, seed: int, sandbox: str) -> None:
     except (ArenaError, BotError, ValueError) as e:
         raise ArenaCliError(str(e)) from e
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        drop_scratch(scratch)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import re
 import secrets
-import shutil
-import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -14,6 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from arena._errors import ArenaError
+from arena._scratch import drop_scratch, make_scratch
 from arena._text import clean
 from arena.cli._errors import ArenaCliError
 from arena.cli._options import sandbox_option, time_options
@@ -60,18 +59,18 @@ def _read(file: Path) -> Replay:
 @contextmanager
 def _sandbox(kind: str) -> Iterator[tuple[Sandbox, Path]]:
     """A sandbox and a scratch directory (short: sockets live there), both cleaned up."""
-    scratch = Path(tempfile.mkdtemp(prefix="ffa-ask-"))
+    scratch = make_scratch("ffa-ask-")
     try:
         box = choose_sandbox(kind, SandboxLimits())
     except ArenaError as e:
-        shutil.rmtree(scratch, ignore_errors=True)
+        drop_scratch(scratch)
         raise ArenaCliError(str(e)) from e
     click.echo(f"sandbox: {box.isolation}", err=True)
     try:
         yield box, scratch
     finally:
         box.close()
-        shutil.rmtree(scratch, ignore_errors=True)
+        drop_scratch(scratch)
 
 
 def _bot(ref: str) -> BotManifest:

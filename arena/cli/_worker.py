@@ -14,15 +14,14 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 import socket
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 import httpx
 
+from arena._scratch import drop_scratch, make_scratch
 from arena.cli._errors import ArenaCliError
 from arena.cli._options import (
     checked_broker,
@@ -131,7 +130,7 @@ def worker(
     if sandbox == "process-unsafe":
         click.secho(PROCESS_SANDBOX_WARNING, fg="red", bold=True, err=True)
     with open_sandbox(sandbox, runtime) as box:
-        workdir = Path(tempfile.mkdtemp(prefix="ffw-"))
+        workdir = make_scratch("ffw-")
         player = FleetPlayer(
             league_url, token, box, workdir=workdir, cache=cache or _default_cache()
         )
@@ -156,7 +155,7 @@ def worker(
             code = controller.exitcode
         finally:
             player.close()
-            shutil.rmtree(workdir, ignore_errors=True)
+            drop_scratch(workdir)
     if code:
         raise SystemExit(code)
 

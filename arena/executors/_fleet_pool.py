@@ -27,7 +27,6 @@ import hashlib
 import hmac
 import secrets
 import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -39,6 +38,7 @@ from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from arena._errors import BrokerUnavailable, Conflict, LeagueError, NotAuthenticated, NotFound
+from arena._scratch import drop_scratch, make_scratch
 from arena.client._pack import UploadLimits, pack_bot
 from arena.executors._celery import PLAY_MATCH, fleet_app, reach_broker, worker_queues
 from arena.executors._http import add_error_handlers, bearer_token, read_upload, serve_in_thread
@@ -140,7 +140,7 @@ class FleetPool(Collector):
         self._states: dict[int, _State] = {}
         self._lock = threading.Lock()
         self._seats = 0
-        self._scratch = Path(tempfile.mkdtemp(prefix="ffl-"))
+        self._scratch = make_scratch("ffl-")
         self._app = fleet_app(options.broker)
         try:
             reach_broker(self._app, options.broker)
@@ -185,7 +185,7 @@ class FleetPool(Collector):
         self._thread.join()
         self._stack.close()
         self._app.close()
-        shutil.rmtree(self._scratch, ignore_errors=True)
+        drop_scratch(self._scratch)
 
     # ------------------------------------------------------------------ publishing
 

@@ -12,13 +12,12 @@ from __future__ import annotations
 import errno
 import itertools
 import queue
-import shutil
-import tempfile
 import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from arena._scratch import drop_scratch, make_scratch
 from arena.executors._jobs import Collector, Done, Job
 from arena.match._deal import match_seed
 from arena.match._hosts import BotHost
@@ -82,7 +81,7 @@ class LocalPool(Collector):
         self._config, self._clock = config, clock
         self._by_name = {b.name: b for b in bots}
         self._jobs: queue.Queue[Job | None] = queue.Queue()
-        self._scratch = Path(tempfile.mkdtemp(prefix="ffa-"))
+        self._scratch = make_scratch("ffa-")
         # One host for every slot: a match takes idle instances that have not seen its deal,
         # whichever slot played them last.
         self._host = BotHost(sandbox, self._scratch / "h")
@@ -186,4 +185,4 @@ class LocalPool(Collector):
         for t in self._threads:
             t.join(max(0.0, deadline - time.monotonic()))
         self._host.close()  # after Ctrl-C: what the bots wrote last goes to their logs
-        shutil.rmtree(self._scratch, ignore_errors=True)
+        drop_scratch(self._scratch)

@@ -26,13 +26,12 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import random
-import shutil
-import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+from arena._scratch import drop_scratch, make_scratch
 from arena.league._db import unit_of_work, utcnow
 from arena.league._dispatch import DEFAULT_REPUBLISH, CeleryExecutor
 from arena.league._executor import DEFAULT_LEASE, LocalExecutor
@@ -115,7 +114,7 @@ class LeagueService:
     ) -> None:
         self.league = league
         self._own_workdir = workdir is None
-        self.workdir = workdir or Path(tempfile.mkdtemp(prefix="ffa-league-"))
+        self.workdir = workdir or make_scratch("ffa-league-")
         self.executor: LocalExecutor | CeleryExecutor
         if broker is None:
             if sandbox is None:
@@ -179,7 +178,7 @@ class LeagueService:
             self._thread.join()
         self.executor.stop(grace)
         if self._own_workdir:
-            shutil.rmtree(self.workdir, ignore_errors=True)
+            drop_scratch(self.workdir)
 
     def live_replays(self) -> dict[int, Path]:
         """Where each match being played here writes its replay (the live page's progress).

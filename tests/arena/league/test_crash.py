@@ -72,6 +72,24 @@ def league(kind: str, tmp_path: Path) -> Iterator[League]:
         yield made
 
 
+@pytest.fixture
+def servers_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The servers' temporary directory (``TMPDIR``), where each keeps its scratch."""
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private))
+    return private
+
+
+def scratch_left(servers_tmp: Path) -> list[str]:
+    """The servers' scratch directories still there.
+
+    Each killed server's is removed by the next one's start, the last one's by its own
+    SIGTERM (``arena._scratch``).
+    """
+    return sorted(p.name for p in servers_tmp.iterdir() if p.name.startswith("ffa-"))
+
+
 def finished(league: League) -> int:
     """How many matches are finished."""
     return statuses(league).get(MatchStatus.FINISHED, 0)
@@ -117,9 +135,12 @@ def serve_until(
 
 @pytest.mark.slow
 def test_sigkill_at_random_points_loses_and_doubles_no_match(
-    league: League, server_log: Path
+    league: League, server_log: Path, servers_tmp: Path
 ) -> None:
-    """Killed 12 times at random, restarted, drained: every match finished and counted once."""
+    """Killed 12 times at random, restarted, drained: every match finished and counted once.
+
+    And no killed server's scratch directory is left behind.
+    """
     seed = secrets.randbits(32)
     print(f"random seed of the kill times: {seed}")
     rng = random.Random(seed)
@@ -146,6 +167,7 @@ def test_sigkill_at_random_points_loses_and_doubles_no_match(
         assert m.replay_sha256 is not None and league.artifacts.exists(m.replay_sha256)
     assert any(m.attempts > 1 for m in final), f"no kill interrupted a match (seed {seed})"
     assert check_counts_and_ratings(league) > 0
+    assert [] == scratch_left(servers_tmp)
 
 
 @pytest.mark.slow
@@ -210,7 +232,7 @@ def test_a_challenge_killed_while_it_plays_is_played_again_once_and_rated_never(
 
 @pytest.mark.slow
 def test_sigkill_during_a_final_loses_doubles_and_changes_nothing(
-    league: League, server_log: Path
+    league: League, server_log: Path, servers_tmp: Path
 ) -> None:
     """A season's final, its server killed 6 times at random: the rounds it plays are the plan's.
 
@@ -266,6 +288,7 @@ def test_sigkill_during_a_final_loses_doubles_and_changes_nothing(
             for m in played
         ]
         rounds, plan_seed, rule = season.rounds, season.plan_seed, season.rule
+    assert [] == scratch_left(servers_tmp)
     plan = final_rounds(
         sorted(entries),
         rule,

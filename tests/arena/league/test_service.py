@@ -485,6 +485,46 @@ def test_serve_on_a_port_in_use_exits_3_before_playing_anything(
     assert [] == matches(league)
 
 
+def test_a_killed_servers_scratch_is_removed_when_the_next_one_starts(
+    league: League, server_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A killed server's scratch is removed by the next server's start, its own on SIGTERM.
+
+    SIGKILL mid-play leaves the directory (bots' sockets, replays, prestarted instances).
+
+    A server killed and restarted over and over (a crash loop, the OOM killer) would
+    otherwise leave a directory of a megabyte and more each time in the temporary directory.
+    """
+    add_versions(league, [bundled(name) for name in HOUSE])
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setenv("TMPDIR", str(private))  # the servers' temporary directory
+
+    def scratches() -> list[Path]:
+        return sorted(p for p in private.iterdir() if p.name.startswith("ffa-league-"))
+
+    options = ("--slots", "2", "--lease", "3", "--hand-cap", "10")
+    first = start_server(league.home, free_port(), server_log, *options)
+    try:
+        wait_for("a match played", lambda: MatchStatus.FINISHED in statuses(league))
+        [left] = scratches()
+    finally:
+        first.kill()
+        first.wait(timeout=WAIT_S)
+    assert left.is_dir() and any(left.iterdir()), "SIGKILL: nothing cleaned up"
+    port = free_port()
+    second = start_server(league.home, port, server_log, *options)
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}", second)
+        assert not left.exists()
+        [own] = scratches()
+        assert own != left
+    finally:
+        stop_server(second)
+    assert 0 == second.returncode
+    assert [] == scratches()
+
+
 def test_serve_keeps_queries_out_of_its_access_log_and_its_host_from_strangers(
     league: League, server_log: Path
 ) -> None:
