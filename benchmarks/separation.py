@@ -1,6 +1,7 @@
 """How many matches it takes to tell two bots apart: raw placement, adjusted, sequential test.
 
-Run: ``python benchmarks/separation.py [--sets N] [--search-sets N] [--seed S] [--no-search]``.
+Run: ``python benchmarks/separation.py [--sets N] [--search-sets N] [--seed S] [--no-search]``,
+or ``python benchmarks/separation.py --real-runs R [--real-delta D] [--jobs J]``.
 
 The bundled bots play in-process, one process, in duplicate sets: each deck seed is played
 once per rotation of the line-up, so every bot takes every seat with the same decks (as
@@ -34,12 +35,26 @@ places its deals were worth, docs/standings.md). For a pair (A, B), over ``n`` s
   luck that the adjustment removes;
 - **sequential (SPRT)**: Wald's test on the per-set adjusted differences, H0: mean 0 against
   H1: mean δ in the observed direction (δ = the observed adjusted ``|d|``, or ``--delta``),
-  alpha = beta = 0.05, Gaussian with the sd estimated from the sets seen so far: after set ``k``,
-  ``LLR = δ/s_k² · (Σx - kδ/2)``; stop for H1 at ``ln((1-beta)/alpha)``, for H0 at
+  alpha = beta = 0.05, Gaussian with the variance estimated from the sets seen so far as the
+  arena's test does (Student's t's: ``s_k² · (k-1)/(k-3)``): after set ``k``,
+  ``LLR = δ/s_t² · (Σx - kδ/2)``; stop for H1 at ``ln((1-beta)/alpha)``, for H0 at
   ``ln(beta/(1-alpha))``, never before 10 sets. It is simulated by resampling the observed
   differences with replacement (a fixed ``random.Random``), many runs; again with the
   differences centred on zero to count false alarms. Compared with the fixed-sample size for
   the same alpha, beta and δ: ``n = ((z_alpha + z_beta)·sd_diff/δ)²``, one-sided ``z`` = 1.645 each.
+
+``--real-runs R`` plays the sequential test for real instead, ``R`` times each on fresh deck
+seeds (``separation-sprt/<test>/<run>/<set>``), with the arena's own statistic and bounds
+(``arena.ladder._sprt``: ``sprt_llr``, ``SprtSpec``'s alpha = beta = 0.05, 10 to 200 sets), for
+H1 "A better by ``--real-delta``" (default 0.1 places): counter vs greedy at 3 seats (random
+the third bot), and two copies of counter (greedy the third), where every "better" is a false
+positive (``--real-null-only``: the copies alone). It prints ``separation sprt real:`` per
+test (the decisions taken, the mean and 95th percentile of matches used, and the fixed raw
+paired sample at the same alpha, beta and δ, from the raw set differences the runs played),
+``separation real sets:`` per test (the standard deviations per set of every set the runs
+played, raw and adjusted, and the fixed samples that would separate bots δ apart at 95 %),
+and ``separation sprt false-positive:``.
+Runs go to ``--jobs`` processes.
 
 Every ``n`` is printed in matches (sets x rotations). Prints a header with the sample, then
 per pair one line each starting ``separation raw:``, ``separation adjusted:`` and
@@ -51,15 +66,18 @@ from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
 import os
 import random
 import statistics
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from arena.ladder._sprt import SprtDecision, SprtSpec, sprt_llr
 from arena.match._luck import adjusted_placements
 from flipflop import MatchConfig, load_bot, play_match
 
@@ -126,7 +144,7 @@ def play_set(lineup: Sequence[str], seed: str) -> SetValues:
     matches: list[tuple[dict[str, float], dict[str, float]]] = []
     for r in range(k):
         seats = [lineup[(i + r) % k] for i in range(k)]
-        bots = [load_bot(BOTS_DIR / name) for name in seats]
+        bots = [load_bot(BOTS_DIR / name.split("#")[0]) for name in seats]
         state = play_match(bots, MatchConfig(seats=k), seed, strict=True, match_id=f"{seed}/{r}")
         assert state.result is not None
         adj = adjusted_placements(state)
@@ -168,7 +186,7 @@ def sprt_run(
             m2 += step * (x - mean)
             if k < MIN_SETS:
                 continue
-            var = m2 / (k - 1)
+            var = m2 / (k - 3)  # Student's t's variance, as arena.ladder._sprt.sprt_llr
             if var <= 0:
                 continue
             llr = delta / var * (total - k * delta / 2)
@@ -206,6 +224,111 @@ def sequential(diffs: Sequence[float], delta: float | None, runs: int, seed: int
         false_alarms=sum(v is True for _, v in h0) / runs,
         mean_sets_h0=statistics.fmean(n for n, _ in h0),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class RealRun:
+    """One sequential test played for real: its decision, sets used and per-set differences."""
+
+    decision: str
+    raw: tuple[float, ...]
+    adjusted: tuple[float, ...]
+
+
+def progress(what: str, start: float) -> None:
+    """Overwrite stderr's line with ``what`` and the seconds since ``start``."""
+    print(f"\r{what}, {time.perf_counter() - start:.0f} s", end="", file=sys.stderr, flush=True)
+
+
+def real_run(job: tuple[str, tuple[str, ...], int, float]) -> RealRun:
+    """Play run ``r`` of the test ``label`` (A and B the line-up's first two) to its decision.
+
+    The decision rule is the arena's: ``sprt_llr`` on the adjusted differences, stopped at
+    ``SprtSpec``'s bounds, never before its ``min_sets``, undecided at its ``max_sets``.
+    """
+    label, lineup, r, delta = job
+    spec = SprtSpec(lineup[0], lineup[1], delta=delta)
+    a, b = lineup[0], lineup[1]
+    raw: list[float] = []
+    adjusted: list[float] = []
+    while len(adjusted) < spec.max_sets:
+        values = play_set(lineup, f"separation-sprt/{label}/{r}/{len(adjusted)}")
+        raw.append(values.raw[a] - values.raw[b])
+        adjusted.append(values.adjusted[a] - values.adjusted[b])
+        if len(adjusted) < spec.min_sets:
+            continue
+        llr = sprt_llr(adjusted, delta)
+        if llr >= spec.upper:
+            return RealRun(SprtDecision.BETTER.value, tuple(raw), tuple(adjusted))
+        if llr <= spec.lower:
+            return RealRun(SprtDecision.NOT_BETTER.value, tuple(raw), tuple(adjusted))
+    return RealRun(SprtDecision.UNDECIDED.value, tuple(raw), tuple(adjusted))
+
+
+def _labelled_run(job: tuple[str, tuple[str, ...], int, float]) -> tuple[str, RealRun]:
+    return job[0], real_run(job)
+
+
+REAL_TESTS = {
+    "counter vs greedy": ("counter", "greedy", "random"),
+    "counter vs a copy": ("counter", "counter#2", "greedy"),
+}
+"""The tests ``--real-runs`` plays: a real pair, and two copies of one bot (the null)."""
+
+
+def real_tests(runs: int, delta: float, jobs: int, *, null_only: bool = False) -> list[str]:
+    """``--real-runs``: each test played ``runs`` times (the null's alone: ``null_only``)."""
+    tests = {k: v for k, v in REAL_TESTS.items() if not null_only or "copy" in k}
+    work = [(label, lineup, r, delta) for label, lineup in tests.items() for r in range(runs)]
+    done: dict[str, list[RealRun]] = {label: [] for label in tests}
+    start = time.perf_counter()
+    with multiprocessing.Pool(jobs) as pool:
+        for label, got in pool.imap_unordered(_labelled_run, work):
+            done[label].append(got)
+            print(
+                f"real runs: {sum(map(len, done.values()))}/{len(work)}, "
+                f"{time.perf_counter() - start:.0f} s: {label}: {got.decision} after "
+                f"{len(got.adjusted)} sets, raw {statistics.fmean(got.raw):+.3f}, adjusted "
+                f"{statistics.fmean(got.adjusted):+.3f}",
+                file=sys.stderr,
+                flush=True,
+            )
+    lines = []
+    for label, lineup in tests.items():
+        played, k = done[label], len(lineup)
+        used = sorted(len(g.adjusted) * k for g in played)
+        decisions = Counter(g.decision for g in played)
+        raw = [x for g in played for x in g.raw]
+        adjusted = [x for g in played for x in g.adjusted]
+        sd_raw, sd_adj = statistics.stdev(raw), statistics.stdev(adjusted)
+        fixed_raw = sets_needed(Z_ALPHA + Z_BETA, sd_raw, delta)
+        mean_used = statistics.fmean(used)
+        lines.append(
+            f"separation sprt real: {label} ({k} seats, {', '.join(lineup)}; δ {delta}, "
+            f"alpha = beta = {ALPHA}): {runs} run{'s' if runs != 1 else ''} decided "
+            + ", ".join(f"{d} {decisions[d.value]}" for d in SprtDecision)
+            + f"; matches used mean {mean_used:.0f}, 95th percentile "
+            f"{used[min(len(used) - 1, math.ceil(0.95 * len(used)) - 1)]}; mean set difference "
+            f"raw {statistics.fmean(raw):+.3f}, adjusted "
+            f"{statistics.fmean(adjusted):+.3f}; fixed raw paired "
+            f"sample at the same alpha, beta, δ {matches(fixed_raw, k)} matches "
+            f"(raw fixed / SPRT {ratio(math.ceil(fixed_raw) * k, mean_used)})"
+        )
+        lines.append(
+            f"separation real sets: {label}: {len(raw)} sets played by the runs; sd per set raw "
+            f"{sd_raw:.3f}, adjusted {sd_adj:.3f} (variance {ratio(sd_raw**2, sd_adj**2)} "
+            f"lower); fixed sample to separate bots {delta} places apart at 95 %: raw paired "
+            f"{matches(sets_needed(Z95, sd_raw, delta), k)}, adjusted paired "
+            f"{matches(sets_needed(Z95, sd_adj, delta), k)} matches"
+        )
+    null = done["counter vs a copy"]  # always played
+    wrong = sum(g.decision == SprtDecision.BETTER.value for g in null)
+    lines.append(
+        f"separation sprt false-positive: {wrong / len(null):.1%} ({wrong} of {len(null)} runs "
+        f"of counter against a copy of itself called it better; alpha {ALPHA})"
+    )
+    lines.append(f"real runs: {time.perf_counter() - start:.0f} s")
+    return lines
 
 
 def matches(sets: float, rotations: int) -> str:
@@ -306,7 +429,35 @@ def main() -> None:
     parser.add_argument(
         "--runs", type=int, default=2000, help="bootstrap runs of the SPRT (default 2000)"
     )
+    parser.add_argument(
+        "--real-runs",
+        type=int,
+        metavar="R",
+        help="play the sequential test for real, R times per test, instead of the samples",
+    )
+    parser.add_argument(
+        "--real-delta",
+        type=float,
+        default=0.1,
+        help="the real tests' δ in places (default 0.1, as arena run --sprt)",
+    )
+    parser.add_argument(
+        "--real-null-only",
+        action="store_true",
+        help="play only the two copies of one bot (the false-positive rate)",
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=2, help="processes for the real runs (default 2)"
+    )
     args = parser.parse_args()
+    if args.real_runs is not None:
+        if args.real_runs < 1 or args.real_delta <= 0 or args.jobs < 1:
+            parser.error("--real-runs, --real-delta and --jobs must be positive")
+        for line in real_tests(
+            args.real_runs, args.real_delta, args.jobs, null_only=args.real_null_only
+        ):
+            print(line)
+        return
     if args.sets < 2 or (args.search_sets < 2 and not args.no_search):
         parser.error("--sets and --search-sets must be at least 2")
     if args.simulations < 1:
@@ -333,13 +484,7 @@ def main() -> None:
         values: list[SetValues] = []
         for seed in sample.seeds(args.seed):
             values.append(play_set(sample.lineup, seed))
-            print(
-                f"\r{sample.name}: {len(values)}/{sample.sets} sets, "
-                f"{time.perf_counter() - start:.0f} s",
-                end="",
-                file=sys.stderr,
-                flush=True,
-            )
+            progress(f"{sample.name}: {len(values)}/{sample.sets} sets", start)
         print(file=sys.stderr)
         played.append(values)
     play_seconds = time.perf_counter() - start
