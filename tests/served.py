@@ -15,8 +15,10 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -55,6 +57,21 @@ def start_server(home: Path, port: int, log: Path, *options: str) -> subprocess.
     )
     with open(log, "ab") as err:
         return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
+
+
+@contextmanager
+def short_tmpdir() -> Iterator[Path]:
+    """A new directory with a short path in the system's temporary directory, removed after.
+
+    For a served league's ``TMPDIR``: its bots' unix sockets live in its scratch there, and a
+    socket's path must stay under 108 bytes, which a test's ``tmp_path`` under pytest-xdist
+    (``/tmp/pytest-of-root/pytest-N/popen-gwN/test_…``) leaves no room for.
+    """
+    path = Path(tempfile.mkdtemp(prefix="tsrv-"))
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def is_healthy(url: str, process: subprocess.Popen[bytes]) -> bool:

@@ -50,7 +50,7 @@ from tests.arena.league.test_executor import (
     statuses,
 )
 from tests.arena.league.test_service import check_counts_and_ratings, server_log, wait_healthy
-from tests.served import WAIT_S, free_port, start_server, wait_for
+from tests.served import WAIT_S, free_port, short_tmpdir, start_server, wait_for
 
 __all__ = ["server_log"]  # the fixture, used here under its own name
 
@@ -73,12 +73,11 @@ def league(kind: str, tmp_path: Path) -> Iterator[League]:
 
 
 @pytest.fixture
-def servers_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def servers_tmp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The servers' temporary directory (``TMPDIR``), where each keeps its scratch."""
-    private = tmp_path / "tmp"
-    private.mkdir()
-    monkeypatch.setenv("TMPDIR", str(private))
-    return private
+    with short_tmpdir() as private:
+        monkeypatch.setenv("TMPDIR", str(private))
+        yield private
 
 
 def scratch_left(servers_tmp: Path) -> list[str]:

@@ -67,7 +67,15 @@ from tests.arena.league.test_executor import (
     queue_group,
     statuses,
 )
-from tests.served import WAIT_S, free_port, is_healthy, start_server, stop_server, wait_for
+from tests.served import (
+    WAIT_S,
+    free_port,
+    is_healthy,
+    short_tmpdir,
+    start_server,
+    stop_server,
+    wait_for,
+)
 
 pytestmark = pytest.mark.slow  # integration: the fast tier leaves it out (CONTRIBUTING.md)
 
@@ -485,8 +493,10 @@ def test_serve_on_a_port_in_use_exits_3_before_playing_anything(
     assert [] == matches(league)
 
 
+# The directory's fate does not depend on the database; test_crash.py's kills run on both.
+@pytest.mark.parametrize("kind", ["sqlite"])
 def test_a_killed_servers_scratch_is_removed_when_the_next_one_starts(
-    league: League, server_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    league: League, server_log: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A killed server's scratch is removed by the next server's start, its own on SIGTERM.
 
@@ -496,33 +506,39 @@ def test_a_killed_servers_scratch_is_removed_when_the_next_one_starts(
     otherwise leave a directory of a megabyte and more each time in the temporary directory.
     """
     add_versions(league, [bundled(name) for name in HOUSE])
-    private = tmp_path / "tmp"
-    private.mkdir()
-    monkeypatch.setenv("TMPDIR", str(private))  # the servers' temporary directory
 
-    def scratches() -> list[Path]:
-        return sorted(p for p in private.iterdir() if p.name.startswith("ffa-league-"))
+    def played() -> bool:  # finished, its bots started and played: not void
+        return any(
+            m.status is MatchStatus.FINISHED and m.result is not None and not m.result["void"]
+            for m in matches(league)
+        )
 
-    options = ("--slots", "2", "--lease", "3", "--hand-cap", "10")
-    first = start_server(league.home, free_port(), server_log, *options)
-    try:
-        wait_for("a match played", lambda: MatchStatus.FINISHED in statuses(league))
-        [left] = scratches()
-    finally:
-        first.kill()
-        first.wait(timeout=WAIT_S)
-    assert left.is_dir() and any(left.iterdir()), "SIGKILL: nothing cleaned up"
-    port = free_port()
-    second = start_server(league.home, port, server_log, *options)
-    try:
-        wait_healthy(f"http://127.0.0.1:{port}", second)
-        assert not left.exists()
-        [own] = scratches()
-        assert own != left
-    finally:
-        stop_server(second)
-    assert 0 == second.returncode
-    assert [] == scratches()
+    with short_tmpdir() as private:
+        monkeypatch.setenv("TMPDIR", str(private))  # the servers' temporary directory
+
+        def scratches() -> list[Path]:
+            return sorted(p for p in private.iterdir() if p.name.startswith("ffa-league-"))
+
+        options = ("--slots", "2", "--lease", "3", "--hand-cap", "10")
+        first = start_server(league.home, free_port(), server_log, *options)
+        try:
+            wait_for("a match played", played)
+            [left] = scratches()
+        finally:
+            first.kill()
+            first.wait(timeout=WAIT_S)
+        assert left.is_dir() and any(left.iterdir()), "SIGKILL: nothing cleaned up"
+        port = free_port()
+        second = start_server(league.home, port, server_log, *options)
+        try:
+            wait_healthy(f"http://127.0.0.1:{port}", second)
+            assert not left.exists()
+            [own] = scratches()
+            assert own != left
+        finally:
+            stop_server(second)
+        assert 0 == second.returncode
+        assert [] == scratches()
 
 
 def test_serve_keeps_queries_out_of_its_access_log_and_its_host_from_strangers(
