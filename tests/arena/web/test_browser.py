@@ -475,15 +475,19 @@ def test_the_live_page_receives_an_update(page: Page, served: ServedLeague) -> N
     page.wait_for_function(
         "() => Number(document.getElementById('live').dataset.updates) > 0", timeout=LIVE_MS
     )
-    live = page.locator("#live")
-    first = int(live.get_attribute("data-updates") or "0")
-    first_at = live.get_attribute("data-updated")
+    # Both read at once: an event applied between two reads would pair one event's count
+    # with the next one's time (a loaded browser applies queued events in the same millisecond).
+    first, first_at = page.evaluate(
+        "() => [Number(document.getElementById('live').dataset.updates),"
+        " document.getElementById('live').dataset.updated]"
+    )
     assert first_at, "an event sets data-updated"
     page.wait_for_function(
-        f"() => Number(document.getElementById('live').dataset.updates) > {first}",
+        "([first, at]) => { const d = document.getElementById('live').dataset;"
+        " return Number(d.updates) > first && d.updated !== at; }",
+        arg=[first, first_at],
         timeout=LIVE_MS,
     )
-    assert first_at != live.get_attribute("data-updated")
     assert page.locator("#live .live-match").count() > 0, "an update lists matches"
     assert (page.locator("#live-state").text_content() or "").startswith("Live")
 
