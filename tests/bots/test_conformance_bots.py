@@ -32,4 +32,7 @@ def test_bundled_bot_passes_the_conformance_check(name: str, tmp_path: Path) -> 
     finally:
         box.close()
     assert report.ok, format_report(report)
-    assert report.decisions > 20  # the check really drove the bot
+    # The check really drove the bot: every match asked it to decide. (How many decisions in
+    # all depends on the bot's choices; the search bot's, made in 50 ms, on the machine's
+    # load: 20 of them in one loaded CI rehearsal, more on a quiet machine.)
+    assert 8 == report.matches and report.decisions >= report.matches
