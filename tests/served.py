@@ -74,6 +74,11 @@ def short_tmpdir() -> Iterator[Path]:
         shutil.rmtree(path, ignore_errors=True)
 
 
+def scratch_left(tmpdir: Path) -> list[Path]:
+    """The arena scratch directories (``arena._scratch``) still in a servers' ``tmpdir``."""
+    return sorted(p for p in tmpdir.iterdir() if p.name.startswith("ffa-"))
+
+
 def is_healthy(url: str, process: subprocess.Popen[bytes]) -> bool:
     """Whether the server at ``url`` answers its health check now.
 

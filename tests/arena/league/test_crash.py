@@ -50,7 +50,14 @@ from tests.arena.league.test_executor import (
     statuses,
 )
 from tests.arena.league.test_service import check_counts_and_ratings, server_log, wait_healthy
-from tests.served import WAIT_S, free_port, short_tmpdir, start_server, wait_for
+from tests.served import (
+    WAIT_S,
+    free_port,
+    scratch_left,
+    short_tmpdir,
+    start_server,
+    wait_for,
+)
 
 __all__ = ["server_log"]  # the fixture, used here under its own name
 
@@ -74,19 +81,14 @@ def league(kind: str, tmp_path: Path) -> Iterator[League]:
 
 @pytest.fixture
 def servers_tmp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """The servers' temporary directory (``TMPDIR``), where each keeps its scratch."""
+    """The servers' temporary directory (``TMPDIR``), where each keeps its scratch.
+
+    Each killed server's is removed by the next one's start, the last one's by its own
+    SIGTERM (``arena._scratch``): none is left at the end (``scratch_left``).
+    """
     with short_tmpdir() as private:
         monkeypatch.setenv("TMPDIR", str(private))
         yield private
-
-
-def scratch_left(servers_tmp: Path) -> list[str]:
-    """The servers' scratch directories still there.
-
-    Each killed server's is removed by the next one's start, the last one's by its own
-    SIGTERM (``arena._scratch``).
-    """
-    return sorted(p.name for p in servers_tmp.iterdir() if p.name.startswith("ffa-"))
 
 
 def finished(league: League) -> int:

@@ -71,6 +71,7 @@ from tests.served import (
     WAIT_S,
     free_port,
     is_healthy,
+    scratch_left,
     short_tmpdir,
     start_server,
     stop_server,
@@ -515,15 +516,11 @@ def test_a_killed_servers_scratch_is_removed_when_the_next_one_starts(
 
     with short_tmpdir() as private:
         monkeypatch.setenv("TMPDIR", str(private))  # the servers' temporary directory
-
-        def scratches() -> list[Path]:
-            return sorted(p for p in private.iterdir() if p.name.startswith("ffa-league-"))
-
         options = ("--slots", "2", "--lease", "3", "--hand-cap", "10")
         first = start_server(league.home, free_port(), server_log, *options)
         try:
             wait_for("a match played", played)
-            [left] = scratches()
+            [left] = scratch_left(private)
         finally:
             first.kill()
             first.wait(timeout=WAIT_S)
@@ -533,12 +530,12 @@ def test_a_killed_servers_scratch_is_removed_when_the_next_one_starts(
         try:
             wait_healthy(f"http://127.0.0.1:{port}", second)
             assert not left.exists()
-            [own] = scratches()
+            [own] = scratch_left(private)
             assert own != left
         finally:
             stop_server(second)
         assert 0 == second.returncode
-        assert [] == scratches()
+        assert [] == scratch_left(private)
 
 
 def test_serve_keeps_queries_out_of_its_access_log_and_its_host_from_strangers(
