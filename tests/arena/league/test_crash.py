@@ -61,7 +61,7 @@ from tests.served import (
 
 __all__ = ["server_log"]  # the fixture, used here under its own name
 
-KILLS = 12
+KILLS = 8
 """How many times the server is killed."""
 BOTS = ("random", "greedy", "counter", "random", "greedy", "counter")
 IN_START_UP = 0.25
@@ -138,7 +138,7 @@ def serve_until(
 def test_sigkill_at_random_points_loses_and_doubles_no_match(
     league: League, server_log: Path, servers_tmp: Path
 ) -> None:
-    """Killed 12 times at random, restarted, drained: every match finished and counted once.
+    """Killed 8 times at random, restarted, drained: every match finished and counted once.
 
     And no killed server's scratch directory is left behind.
     """
@@ -235,10 +235,10 @@ def test_a_challenge_killed_while_it_plays_is_played_again_once_and_rated_never(
 def test_sigkill_during_a_final_loses_doubles_and_changes_nothing(
     league: League, server_log: Path, servers_tmp: Path
 ) -> None:
-    """A season's final, its server killed 6 times at random: the rounds it plays are the plan's.
+    """A season's final, its server killed 4 times at random: the rounds it plays are the plan's.
 
-    Four bundled bots of four owners; a season frozen and its final started (48 matches at
-    most, in 4 rounds of 12); a server that schedules no rated match plays it, killed with
+    Four bundled bots of four owners; a season frozen and its final started (24 matches at
+    most, in 4 rounds of 6); a server that schedules no rated match plays it, killed with
     SIGKILL at random moments, restarted, until the final is decided. Then every match of the
     final is finished once; its matches are exactly the first rounds of the final's plan, in
     order (no round lost or queued twice); closing it twice gives one record, whose standings
@@ -249,7 +249,7 @@ def test_sigkill_during_a_final_loses_doubles_and_changes_nothing(
     rng = random.Random(seed)
     add_versions(league, [bundled(name) for name in ("random", "greedy", "counter", "random")])
     with unit_of_work(league.sessions) as session:
-        start_season(session, "s1", table_size=3, budget=48, looks=4)
+        start_season(session, "s1", table_size=3, budget=24, looks=4)
     with unit_of_work(league.sessions) as session:
         freeze_season(session, "s1")
     with unit_of_work(league.sessions) as session:
@@ -260,7 +260,7 @@ def test_sigkill_during_a_final_loses_doubles_and_changes_nothing(
         with unit_of_work(league.sessions) as session:
             return session.scalar(select(Season.decided_at)) is not None
 
-    for _ in range(6):
+    for _ in range(4):
         if not decided():
             kill_at_random(league, server_log, rng, options, decided)
     serve_until(league, server_log, options, "the final decided", decided)
