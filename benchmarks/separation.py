@@ -33,15 +33,16 @@ places its deals were worth, docs/standings.md). For a pair (A, B), over ``n`` s
   ``d``. A duplicate set already cancels part of the raw luck (its rotations share their
   first deals), which is why raw needs fewer matches by set than by match, and it is the same
   luck that the adjustment removes;
-- **sequential (SPRT)**: Wald's test on the per-set adjusted differences, H0: mean 0 against
-  H1: mean δ in the observed direction (δ = the observed adjusted ``|d|``, or ``--delta``),
-  alpha = beta = 0.05, Gaussian with the variance estimated from the sets seen so far as the
-  arena's test does (Student's t's: ``s_k² · (k-1)/(k-3)``): after set ``k``,
-  ``LLR = δ/s_t² · (Σx - kδ/2)``; stop for H1 at ``ln((1-beta)/alpha)``, for H0 at
-  ``ln(beta/(1-alpha))``, never before 10 sets. It is simulated by resampling the observed
-  differences with replacement (a fixed ``random.Random``), many runs; again with the
-  differences centred on zero to count false alarms. Compared with the fixed-sample size for
-  the same alpha, beta and δ: ``n = ((z_alpha + z_beta)·sd_diff/δ)²``, one-sided ``z`` = 1.645 each.
+- **sequential (SPRT)**: the arena's test on the per-set adjusted differences, H0: mean 0
+  against H1: mean δ in the observed direction (δ = the observed adjusted ``|d|``, or
+  ``--delta``), alpha = beta = 0.05, Gaussian with the variance integrated out as the arena's
+  test does (``arena.ladder._sprt.sprt_llr``): after set ``k``,
+  ``LLR = (k/2) · ln(Σx² / Σ(x - δ)²)``; stop for H1 at ``ln(1/alpha)``, for H0 at
+  ``ln(beta/(1-alpha))`` (``SprtSpec``'s bounds), never before 10 sets. It is simulated by
+  resampling the observed differences with replacement (a fixed ``random.Random``), many runs;
+  again with the differences centred on zero to count false alarms. Compared with the
+  fixed-sample size for the same alpha, beta and δ: ``n = ((z_alpha + z_beta)·sd_diff/δ)²``,
+  one-sided ``z`` = 1.645 each.
 
 ``--real-runs R`` plays the sequential test for real instead, ``R`` times each on fresh deck
 seeds (``separation-sprt/<test>/<run>/<set>``), with the arena's own statistic and bounds
@@ -173,26 +174,24 @@ def sprt_run(
     Returns:
         The sets used, and True for H1, False for H0, None if cut off at ``cap`` sets.
     """
-    upper = math.log((1 - BETA) / ALPHA)
-    lower = math.log(BETA / (1 - ALPHA))
-    total = mean = m2 = 0.0  # Welford's running variance
+    test = SprtSpec("a", "b", delta=delta, alpha=ALPHA, beta=BETA)
+    floor = delta * delta / 1000  # per set, as arena.ladder._sprt.sprt_llr floors its sums
+    total = squares = 0.0
     k = 0
     while k < cap:
         for x in rng.choices(xs, k=min(256, cap - k)):
             k += 1
             total += x
-            step = x - mean
-            mean += step / k
-            m2 += step * (x - mean)
+            squares += x * x
             if k < MIN_SETS:
                 continue
-            var = m2 / (k - 3)  # Student's t's variance, as arena.ladder._sprt.sprt_llr
-            if var <= 0:
-                continue
-            llr = delta / var * (total - k * delta / 2)
-            if llr >= upper:
+            # sprt_llr of the flipped differences, from running sums: (k/2) ln(S(0) / S(delta))
+            s0 = max(squares, k * floor)
+            s1 = max(squares - 2 * delta * total + k * delta * delta, k * floor)
+            llr = k / 2 * math.log(s0 / s1)
+            if llr >= test.upper:
                 return k, True
-            if llr <= lower:
+            if llr <= test.lower:
                 return k, False
     return k, None
 
