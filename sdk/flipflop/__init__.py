@@ -8,13 +8,13 @@ The engine (:class:`MatchState`) is the same code the arena runs, so a bot can u
 forward model. Rule ids (``R-…``) refer to ``docs/rules.md``.
 """
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from flipflop import _match
 from flipflop._actions import DRAW_DISCARD, DRAW_STOCK, DROP, Action, ActionKind, Event, Phase
 from flipflop._bot import Bot, MatchInfo
 from flipflop._cards import DECK, Card, Rank, Suit, cards_of, hand_total, mask_of, parse_cards
-from flipflop._client import BotClient, BotIdentity, Decision
-from flipflop._conformance import ConformanceReport, Problem, ProblemKind, check_bot, format_report
-from flipflop._deals import stack_deck
 from flipflop._errors import (
     ActionError,
     BotCrashed,
@@ -39,26 +39,66 @@ from flipflop._hand import (
     possible_layoffs,
     total_after_turn,
 )
-from flipflop._harness import apply_turn, default_action, play_default, play_match
-from flipflop._manifest import BotManifest, ManifestError, load_bot, read_manifest
 from flipflop._match import HandDeal, MatchConfig, MatchState, Seed, deck_for
 from flipflop._observation import Observation, Pot, Pots, Show, Spread
-from flipflop._replay import (
-    REPLAY_FORMAT,
-    REPLAY_VERSION,
-    Replay,
-    ReplayWriter,
-    action_from_dict,
-    action_to_dict,
-    read_replay,
-    replay,
-    state_at,
-    to_jsonable,
-)
 from flipflop._results import HandResult, MatchResult, Payment, Termination
 from flipflop._server import PROTOCOL_VERSION, SEAT_TOKEN_ENV, BotServer, serve
 from flipflop._spreads import SpreadKind
 from flipflop._wire import ANSWER_CAPS
+
+if TYPE_CHECKING:  # imported on first use (``__getattr__``), seen here by type checkers
+    from flipflop._client import BotClient, BotIdentity, Decision
+    from flipflop._conformance import (
+        ConformanceReport,
+        Problem,
+        ProblemKind,
+        check_bot,
+        format_report,
+    )
+    from flipflop._deals import stack_deck
+    from flipflop._harness import apply_turn, default_action, play_default, play_match
+    from flipflop._manifest import BotManifest, ManifestError, load_bot, read_manifest
+    from flipflop._replay import (
+        REPLAY_FORMAT,
+        REPLAY_VERSION,
+        Replay,
+        ReplayWriter,
+        action_from_dict,
+        action_to_dict,
+        read_replay,
+        replay,
+        state_at,
+        to_jsonable,
+    )
+
+_ON_FIRST_USE = (
+    "flipflop._client",
+    "flipflop._conformance",
+    "flipflop._deals",
+    "flipflop._harness",
+    "flipflop._manifest",
+    "flipflop._replay",
+)
+"""Modules a bot being served never needs (the arena's client, the conformance check, the
+in-process harness, manifests, replays, stacked decks): imported when one of their names is
+first asked for, so that a bot's process starts without them (about a sixth of its start-up
+CPU). Their names are those of :data:`__all__` that are not set above."""
+
+
+if not TYPE_CHECKING:  # hidden from type checkers, so that a misspelt name stays an error
+
+    def __getattr__(name: str) -> Any:
+        """``flipflop.NAME`` for a public name of :data:`_ON_FIRST_USE`'s modules."""
+        if name in __all__:
+            for module in map(importlib.import_module, _ON_FIRST_USE):
+                if name in module.__all__:
+                    value = globals()[name] = getattr(module, name)
+                    return value
+        raise AttributeError(f"module 'flipflop' has no attribute {name!r}")
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(__all__))
+
 
 __version__ = "0.1.0"
 
