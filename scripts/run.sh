@@ -6,4 +6,7 @@ cd "$(dirname "$0")/.."
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --editable .
+# Bytecode for the bots' and the arena's processes (where PYTHONDONTWRITEBYTECODE is set,
+# each would compile the SDK from source; scripts/test.sh says more).
+.venv/bin/python -m compileall -q sdk arena
 exec .venv/bin/arena run "$@"
