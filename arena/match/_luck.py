@@ -361,7 +361,11 @@ def _places(
     return icm_places(chips, kept, out, by_bankroll=by_cap)
 
 
-def luck_places(state: MatchState, model: DealtHandModel = DEALT_HAND_MODEL) -> tuple[float, ...]:
+def luck_places(
+    state: MatchState,
+    model: DealtHandModel = DEALT_HAND_MODEL,
+    extra: Sequence[Sequence[float]] = (),
+) -> tuple[float, ...]:
     """Per seat, the places that chance gave it over a finished match (negative: it helped).
 
     For each hand, with ``B`` the bankrolls after it and ``L`` the chip luck
@@ -374,6 +378,10 @@ def luck_places(state: MatchState, model: DealtHandModel = DEALT_HAND_MODEL) -> 
     have no luck, but still count when others are ordered. At the match's last hand under a
     hand cap the survivors are ordered by bankroll (R-END), so for the real ``B`` the last
     hand's places are the placements.
+
+    ``extra``: per hand, in order, chip luck per seat to add to :func:`chip_luck`'s: a term of
+    one's own to try (``benchmarks/reference_luck.py``). Like the built-in ones it must average
+    zero over the deals whatever the bots do.
 
     Raises:
         ValueError: the match is not over.
@@ -389,6 +397,8 @@ def luck_places(state: MatchState, model: DealtHandModel = DEALT_HAND_MODEL) -> 
         h = hand.hand_number
         in_play = [s for s in range(n) if (e := result.eliminated_in[s]) is None or e >= h]
         luck = chip_luck(deal, hand, stake, model)
+        if extra:
+            luck = tuple(a + b for a, b in zip(luck, extra[h - 1], strict=True))
         actual = hand.bankrolls
         counter = [b - x for b, x in zip(actual, luck, strict=True)]
         lost_game = {s for s in in_play if deal.all_in[s] and s not in hand.game_winners}
@@ -401,7 +411,9 @@ def luck_places(state: MatchState, model: DealtHandModel = DEALT_HAND_MODEL) -> 
 
 
 def adjusted_placements(
-    state: MatchState, model: DealtHandModel = DEALT_HAND_MODEL
+    state: MatchState,
+    model: DealtHandModel = DEALT_HAND_MODEL,
+    extra: Sequence[Sequence[float]] = (),
 ) -> tuple[float, ...]:
     """Per seat, its placement less the places luck gave it (:func:`luck_places`); 1 = best.
 
@@ -410,5 +422,5 @@ def adjusted_placements(
     """
     if state.result is None:
         raise ValueError("the match is not over")
-    luck = luck_places(state, model)
+    luck = luck_places(state, model, extra)
     return tuple(p - x for p, x in zip(state.result.placements, luck, strict=True))

@@ -236,6 +236,10 @@ def test_luck_places_of_a_hand_computed_match() -> None:
     assert expected == pytest.approx(flip_flop_luck(state.deals[0], state.results[0]))
     assert (1.0, -2.0, 1.0) == luck_places(state, ZERO)
     assert (2.0, 3.0, 1.0) == adjusted_placements(state, ZERO)
+    # A term of one's own (``extra``) adds to the chip luck: none changes nothing, and 45
+    # chips of seat 2's counted as luck too leave about 90, 80, 85 without luck: places 1, 3, 2.
+    assert (1.0, -2.0, 1.0) == luck_places(state, ZERO, [(0.0, 0.0, 0.0)])
+    assert (1.0, 3.0, 2.0) == adjusted_placements(state, ZERO, [(0.0, 0.0, 45.0)])
 
 
 def test_luck_places_need_a_finished_match() -> None:
