@@ -16,10 +16,11 @@ cd "$(dirname "$0")/.."
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install --quiet --editable '.[test]'
 # The project's own bytecode, written once: the suite starts hundreds of Python processes
-# (bots, servers, workers), and where PYTHONDONTWRITEBYTECODE is set (this workplace's machines set it)
-# each compiled the SDK and the arena from source, 60 ms of a bot's 260 ms start and more
-# of a server's. An editable install leaves this to the first import; pip compiles a normal
-# install's. Imports check each file against its source, so a stale one is never used.
+# (bots, servers, workers), and where PYTHONDONTWRITEBYTECODE is set (this workplace's
+# machines set it) each compiled the SDK and the arena from source, 60 ms of a bot's 260 ms
+# start and more of a server's. An editable install leaves this to the first import; pip
+# compiles a normal install's. Imports check each file against its source, so a stale one is
+# never used.
 .venv/bin/python -m compileall -q sdk arena
 workers=${ARENA_TEST_WORKERS:-4}
 args=()
