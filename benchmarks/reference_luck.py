@@ -35,24 +35,20 @@ import time
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import cast
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python benchmarks/…`
 from arena.match._luck import adjusted_placements, dealt_hand_luck, flip_flop_luck
 from benchmarks.luck import BOTS, BOTS_DIR, _least_squares, _play
 from flipflop import (
-    Action,
     Bot,
     MatchConfig,
     MatchInfo,
     MatchState,
-    Phase,
     Pot,
-    apply_turn,
     deck_for,
     load_bot,
 )
-from flipflop._bot import split_note
+from flipflop._harness import _decide
 
 HAND = 5
 
@@ -81,13 +77,7 @@ def _game_chips(
     for s in range(config.seats):
         bot.start_match(MatchInfo("reference", s, names, config, 0, 0))
     while not state.is_over and not state.results:
-        seat, legal = state.to_act, state.legal_actions()
-        if state.phase is Phase.START:
-            answer, _ = split_note(bot.start_turn(state.observation(seat), legal))
-            state.apply(cast(Action, answer))
-        else:
-            plan, _ = split_note(bot.play_turn(state.observation(seat), legal))
-            apply_turn(state, cast(Sequence[Action], plan))
+        _decide(state, bot, strict=True)  # play_match's turn, one decision at a time
     game = [0] * config.seats
     for p in state.results[0].payments:
         if p.pot is Pot.GAME:
