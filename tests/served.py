@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -91,6 +92,26 @@ def is_healthy(url: str, process: subprocess.Popen[bytes]) -> bool:
         return httpx.get(f"{url}/api/v1/health", timeout=30).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def get_json(client: httpx.Client, path: str, process: subprocess.Popen[bytes], log: Path) -> Any:
+    """GET ``path`` from the server that ``process`` runs: its JSON.
+
+    A request sent on a kept connection that the server closes under it, at the moment its
+    keep-alive ran out, is sent once more (HTTP/1.1 lets a client retry an idempotent request
+    so: RFC 9112, 9.3.1); the connection pool opens a new one. A server that has exited, or a
+    second failure, fails the test with the server's exit status and the end of its ``log``:
+    a report that would otherwise end with the transport's error alone.
+    """
+    for attempt in (1, 2):
+        try:
+            return client.get(path).json()
+        except httpx.TransportError as e:
+            if process.poll() is not None or attempt == 2:
+                status = "running" if process.poll() is None else f"exited {process.returncode}"
+                tail = log.read_text(encoding="utf-8", errors="replace")[-4000:]
+                pytest.fail(f"GET {path}: {e!r}; the server: {status}; its log ends:\n{tail}")
+    raise AssertionError("unreachable")
 
 
 def stop_server(process: subprocess.Popen[bytes]) -> None:

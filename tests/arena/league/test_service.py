@@ -70,6 +70,7 @@ from tests.arena.league.test_executor import (
 from tests.served import (
     WAIT_S,
     free_port,
+    get_json,
     is_healthy,
     scratch_left,
     short_tmpdir,
@@ -412,7 +413,7 @@ def test_a_bot_that_goes_bad_after_validation_is_suspended_and_rating_goes_on(
         assert 201 == made.status_code, made.text
 
         def version() -> dict[str, object]:
-            answer: dict[str, object] = api.get("/bots/sleeper/versions/1").json()
+            answer: dict[str, object] = get_json(api, "/bots/sleeper/versions/1", proc, server_log)
             return answer
 
         wait_for("sleeper to pass its validation", lambda: version()["status"] == "active")
