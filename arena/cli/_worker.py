@@ -5,9 +5,12 @@ allows, each on a thread of this process, and plays them in this machine's sandb
 knows of a match it asks the league over HTTP with its worker token (``arena league worker
 add NAME``): it holds no database credentials. See ``docs/deploy.md``.
 
+Each claim also takes the next match, while more wait than are being played, and the bots of
+that one start while the first plays (``--no-prestart`` turns it off; ``arena.league._fleet``).
+
 SIGTERM (or Ctrl-C) drains it: it takes no new task and stops once its running matches are
-played and reported. SIGKILL loses nothing: its matches' leases run out and other workers
-play them again.
+played and reported; a match claimed ahead is handed back to the queue, not played. SIGKILL
+loses nothing: its matches' leases run out and other workers play them again.
 """
 
 from __future__ import annotations
@@ -80,6 +83,13 @@ def _default_cache() -> Path:
     help="Matches played at once on this machine.",
 )
 @click.option(
+    "--prestart/--no-prestart",
+    default=True,
+    show_default=True,
+    help="Claim the next match with each one (while more matches wait than are being played) "
+    "and start its bots while the first plays, so that its starts are hidden behind play.",
+)
+@click.option(
     "--hostname",
     metavar="NAME",
     help="This worker's Celery node name.  [default: WORKER@HOST]",
@@ -100,6 +110,7 @@ def worker(
     league_url: str,
     token: str,
     concurrency: int,
+    prestart: bool,
     hostname: str | None,
     sandbox: str,
     runtime: str,
@@ -121,6 +132,8 @@ def worker(
             --concurrency 8
     """
     # Imported here: Celery is needed by this command alone.
+    from celery.signals import worker_shutting_down
+
     from arena.executors._celery import fleet_app, worker_queues
     from arena.league._fleet import FleetPlayer
 
@@ -132,12 +145,20 @@ def worker(
     with open_sandbox(sandbox, runtime) as box:
         workdir = make_scratch("ffw-")
         player = FleetPlayer(
-            league_url, token, box, workdir=workdir, cache=cache or _default_cache()
+            league_url,
+            token,
+            box,
+            workdir=workdir,
+            cache=cache or _default_cache(),
+            ahead=prestart,
+            slots=concurrency,
         )
         try:
             hello = _hello(player, league_url)
             app = fleet_app(broker)
             app.player = player
+            # SIGTERM: the matches being played finish; those claimed ahead are handed back.
+            worker_shutting_down.connect(lambda **_: player.drain(), weak=False)
             queues = worker_queues(box.kind.value, ladder=hello.get("kind") == "ladder")
             node = hostname or f"{hello['worker']}@{socket.gethostname()}"
             logger.info("worker %s takes %s for %s", node, ", ".join(queues), league_url)

@@ -27,6 +27,14 @@ only messages: a queued match whose message is gone is published again after
 Matches are claimed when a worker is free to play them, not when they are published, so a
 lease never runs out while its message waits in the broker behind other matches.
 
+**One match ahead.** A worker's claim may ask for the next match too (``ahead``): while more
+matches wait than are being played, so that every slot of the fleet has another to play, the
+league claims the next queued one (in its play order) for the same worker, and the worker
+starts that match's bots while the first one plays (``arena.match._prestart``), then plays it
+in the same task. Its own message, whoever gets it, then finds it taken. Nothing else
+changes: it is leased, renewed and counted as any claim; a worker that dies loses both to
+their leases; a worker that stops hands the second back (:func:`release_for_worker`).
+
 Validations go the same way, ahead of matches: a version waiting for validation is
 published to ``validation.KIND``, which a worker consumes before ``matches.KIND``; the worker
 claims it (:func:`claim_version_for_worker`), runs the steps in its own sandbox (the house
@@ -60,7 +68,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from arena._errors import Conflict, LeagueError, NotFound
@@ -116,6 +124,7 @@ __all__ = [
     "job_ticket",
     "may_fetch_source",
     "record_for_worker",
+    "release_for_worker",
     "renew_for_worker",
     "renew_validation_for_worker",
     "start_step_for_worker",
@@ -173,7 +182,14 @@ def _check_ticket(key: bytes, kind: str, job: int, attempt: int, ticket: str) ->
 
 
 def claim_for_worker(
-    session: Session, match_id: int, worker: str, rules: FleetRules, *, key: bytes, ticket: str
+    session: Session,
+    match_id: int,
+    worker: str,
+    rules: FleetRules,
+    *,
+    key: bytes,
+    ticket: str,
+    ahead: bool = False,
 ) -> dict[str, Any]:
     """Claim the queued match ``match_id`` for ``worker``; what it needs to play it.
 
@@ -182,7 +198,9 @@ def claim_for_worker(
     The answer (JSON): ``claim``, the lease owner the worker names in its later calls;
     ``attempt``; ``seed`` (hex, secret: only a worker with a token gets it); ``seats``, each
     seat's ``bot``, ``number``, ``name`` and source ``sha256``; ``config`` and ``clock``
-    (the league's); ``lease_s``.
+    (the league's); ``lease_s``. With ``ahead``, and while more matches are claimable than
+    are being played, ``next``: the next queued match, claimed for ``worker`` as well (its
+    own claim, the same fields), to play after this one (the module's "One match ahead").
 
     Raises:
         NotFound: no such match.
@@ -200,6 +218,34 @@ def claim_for_worker(
         if session.get(Match, match_id) is None:
             raise NotFound(f"no match {match_id}")
         raise Conflict(f"match {match_id} is not queued")
+    plan = _match_plan(session, match_id, claim, claimed.attempt, rules)
+    if ahead:
+        follow = _claim_ahead(session, worker, rules)
+        if follow is not None:
+            plan["next"] = follow
+    return plan
+
+
+def _claim_ahead(session: Session, worker: str, rules: FleetRules) -> dict[str, Any] | None:
+    """The next queued match, claimed for ``worker`` while more wait than are being played."""
+    now = utcnow()
+    waiting = session.scalar(select(func.count()).select_from(Match).where(claimable(now)))
+    playing = session.scalar(
+        select(func.count()).select_from(Match).where(Match.status == MatchStatus.RUNNING)
+    )
+    if not waiting or waiting <= (playing or 0):
+        return None  # an idle slot elsewhere may be waiting for it: leave it to the broker
+    claim = f"{worker}/{secrets.token_hex(6)}"
+    claimed = claim_match(session, claim, rules.lease, now=now)
+    if claimed is None:
+        return None
+    return _match_plan(session, claimed.id, claim, claimed.attempt, rules)
+
+
+def _match_plan(
+    session: Session, match_id: int, claim: str, attempt: int, rules: FleetRules
+) -> dict[str, Any]:
+    """What a worker needs to play the match ``match_id`` that ``claim`` holds."""
     seed = session.scalar(select(Match.seed).where(Match.id == match_id))
     rows = session.execute(
         select(Bot.name, BotVersion.number, BotVersion.source_sha256)
@@ -213,13 +259,13 @@ def claim_for_worker(
         "match %d claimed by %s (attempt %d)",
         match_id,
         claim,
-        claimed.attempt,
-        extra={"match": match_id, "worker": claim, "attempt": claimed.attempt},
+        attempt,
+        extra={"match": match_id, "worker": claim, "attempt": attempt},
     )
     return {
         "match": match_id,
         "claim": claim,
-        "attempt": claimed.attempt,
+        "attempt": attempt,
         "seed": seed,
         "seats": [
             {"bot": bot, "number": number, "name": seat_name(bot, number), "sha256": sha}
@@ -229,6 +275,20 @@ def claim_for_worker(
         "clock": dataclasses.asdict(rules.clock),
         "lease_s": rules.lease.total_seconds(),
     }
+
+
+def release_for_worker(session: Session, match_id: int, worker: str, claim: str) -> None:
+    """Hand back a match that ``worker``'s claim holds and has not begun.
+
+    A stopping worker's match claimed ahead: queued again at once, its attempt given back.
+
+    Raises:
+        Conflict: the claim does not hold the match (another worker's, made up, or lost).
+    """
+    _own(worker, claim, match_id)
+    if not release_match(session, match_id, claim, refund=True):
+        raise Conflict(f"{worker} no longer holds match {match_id}")
+    logger.info("match %d handed back by %s", match_id, claim, extra={"match": match_id})
 
 
 def _own(worker: str, claim: str, match_id: int) -> None:

@@ -71,7 +71,7 @@ from arena.match._runner import MatchCancelled, MatchRecord, TimeControl, run_ma
 from arena.sandbox import Sandbox
 from flipflop import BotManifest, MatchConfig
 
-_PRESTARTED_IDLE_S = 60.0
+PRESTARTED_IDLE_S = 60.0
 """A prestarted instance no match took (another worker claimed its match) is stopped after
 this long idle (it is paused after ``arena.match._hosts.PAUSE_S``)."""
 
@@ -79,6 +79,7 @@ __all__ = [
     "DEFAULT_LEASE",
     "HOST_RETRY_AFTER",
     "MAX_ATTEMPTS",
+    "PRESTARTED_IDLE_S",
     "LocalExecutor",
     "end_validation_lease",
     "host_fault",
@@ -318,7 +319,7 @@ class LocalExecutor:
         self._started = False
         # Every match's seats start fresh (reuse=False: a duplicate group's other rotations
         # may be played here or elsewhere at once); the host only hands over prestarted ones.
-        self._host = BotHost(sandbox, workdir / "pre", reuse=False, idle_s=_PRESTARTED_IDLE_S)
+        self._host = BotHost(sandbox, workdir / "pre", reuse=False, idle_s=PRESTARTED_IDLE_S)
         self._prestarter = (
             # Two tables of up to 5 seats (R-PLAYERS) per slot: the next queued match's, and
             # room for one prepared by another slot and not yet claimed.

@@ -9,6 +9,12 @@ it, and kept, by the sandbox), plays it in this machine's sandbox while renewing
 uploads the replay and the seats' logs, and posts the result. The worker never touches the
 database.
 
+**Starts hidden behind play.** With ``ahead``, a claim asks the league for the next match too
+(``arena.league._dispatch``, "One match ahead"): while the first plays, this player starts the
+second's bots (:class:`~arena.match._prestart.Prestarter`, on a host that keeps no instance
+after its match), renews both leases, and plays the second in the same task. A worker told to
+stop (:meth:`FleetPlayer.drain`) hands the second back instead of playing it.
+
 Validations: the task ``arena.validate`` names a version waiting for validation; the worker
 claims it, runs its steps (build, conformance check, a match against the house bots) in its
 own sandbox with :func:`~arena.league._validation.run_validation`, and reports each step to
@@ -24,6 +30,7 @@ import logging
 import shutil
 import tempfile
 import threading
+from collections.abc import Callable
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
@@ -32,10 +39,12 @@ import httpx
 
 from arena.client._pack import UploadLimits
 from arena.executors._protocol import WORKER_PREFIX
-from arena.league._executor import host_fault
+from arena.league._executor import PRESTARTED_IDLE_S, host_fault
 from arena.league._validation import StepResult, ValidationTable, renewing, run_validation
 from arena.league.bots._bots import StepKind, VersionStatus
 from arena.league.bots._versions import cached_source
+from arena.match._hosts import BotHost
+from arena.match._prestart import Prestarter
 from arena.match._runner import MatchCancelled, TimeControl, run_match
 from arena.sandbox import Sandbox
 from flipflop import BotManifest, MatchConfig, read_manifest, to_jsonable
@@ -46,6 +55,8 @@ logger = logging.getLogger(__name__)
 
 _RENEWALS = 3
 """Lease renewals per lease."""
+_CLOSE_WITHIN_S = 10.0
+"""How long :meth:`FleetPlayer.close` waits for the starts in flight."""
 
 
 class WorkerRefused(Exception):
@@ -62,6 +73,9 @@ class FleetPlayer:
         workdir: scratch space for sockets, replays and logs (keep its path short).
         cache: where bots' sources are kept, unpacked, by content hash.
         timeout: seconds an HTTP call to the league may take.
+        ahead: claim the next match with each one and start its bots while the first plays
+            (the module's "Starts hidden behind play").
+        slots: the matches this worker plays at once (bounds the instances prestarted).
     """
 
     def __init__(
@@ -73,8 +87,12 @@ class FleetPlayer:
         workdir: Path,
         cache: Path,
         timeout: float = 60.0,
+        ahead: bool = False,
+        slots: int = 1,
     ) -> None:
         self.sandbox = sandbox
+        self.ahead = ahead
+        self.slots = slots
         self.workdir = workdir
         self.cache = cache
         self.limits = UploadLimits()
@@ -84,10 +102,35 @@ class FleetPlayer:
             headers={"Authorization": f"Bearer {token}"},
             timeout=timeout,
         )
+        # Every match's seats start fresh (a duplicate group's other rotations may be played
+        # elsewhere at once): the host only hands over the instances prestarted for a match.
+        self._host = BotHost(sandbox, workdir / "pre", reuse=False, idle_s=PRESTARTED_IDLE_S)
+        self._prestarter: Prestarter | None = None
+        self._lock = threading.Lock()
+        self._draining = threading.Event()
+
+    def drain(self) -> None:
+        """The worker is stopping: claim nothing ahead, and hand back what was claimed ahead."""
+        self._draining.set()
 
     def close(self) -> None:
-        """Close the HTTP connections."""
+        """Stop the prestarted instances no match took; close the HTTP connections."""
+        with self._lock:
+            prestarter, self._prestarter = self._prestarter, None
+        if prestarter is not None:
+            prestarter.close(_CLOSE_WITHIN_S)
+        self._host.close()
         self.http.close()
+
+    @property
+    def starts(self) -> int:
+        """Bot instances started for the matches played with ``ahead``, prestarted included."""
+        return self._host.starts
+
+    @property
+    def prestarted(self) -> int:
+        """Instances started for a match claimed ahead, before it began."""
+        return 0 if self._prestarter is None else self._prestarter.started
 
     def hello(self) -> dict[str, Any]:
         """Ask the league who this worker is: its ``worker`` name, and ``kind``.
@@ -119,15 +162,39 @@ class FleetPlayer:
         ``void``, ``discarded`` (the lease was lost before the result was counted), ``lost``
         (the lease was lost while playing), ``error`` (handed back to the league as a
         failure of the arena's).
+
+        With :attr:`ahead`, the match the league claimed with this one is played next in
+        this call (what came of it is logged), or handed back if the worker is draining.
         """
-        plan = self._claim(f"/matches/{match_id}/claim", ticket)
+        ahead = self.ahead and not self._draining.is_set()
+        plan = self._claim(f"/matches/{match_id}/claim", ticket, ahead=ahead)
         if plan is None:
             return "taken"
-        scratch = Path(tempfile.mkdtemp(dir=self.workdir, prefix=f"m{match_id}-"))
+        follow: dict[str, Any] | None = plan.pop("next", None)
+        then: _Lease | None = None
+        prestarting: list[threading.Thread] = []
         try:
-            return self._play(plan, scratch)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            if follow is not None:
+                then = _Lease(self, follow)  # held, and renewed, from its claim on
+            outcome = self._play(
+                plan,
+                _Lease(self, plan),
+                None if follow is None else lambda: prestarting.append(self._prestart(follow)),
+            )
+        except BaseException:
+            if follow is not None and then is not None:
+                self._hand_back(follow, then)
+            raise
+        if follow is None or then is None:
+            return outcome
+        if self._draining.is_set():
+            self._hand_back(follow, then)
+            return outcome
+        for thread in prestarting:  # its bots asked for: none of them is started twice
+            thread.join()
+        logger.info("match %d, claimed ahead, is next", int(follow["match"]))
+        self._play(follow, then, None)
+        return outcome
 
     def validate(self, version_id: int, ticket: str = "") -> str:
         """Claim and validate the version ``version_id``; its status afterwards.
@@ -152,17 +219,62 @@ class FleetPlayer:
         logger.info("version %d validated: %s", version_id, status.value)
         return status.value
 
-    def _play(self, plan: dict[str, Any], scratch: Path) -> str:
+    def _hand_back(self, plan: dict[str, Any], lease: _Lease) -> None:
+        """Give back a match claimed ahead and not begun: queued again, its attempt refunded."""
+        lease.stop()
+        match_id = int(plan["match"])
+        try:
+            response = self.post(f"/matches/{match_id}/release", str(plan["claim"]))
+            response.raise_for_status()
+            logger.info("match %d, claimed ahead, handed back", match_id)
+        except Exception:  # its lease runs out instead
+            logger.exception("match %d, claimed ahead, could not be handed back", match_id)
+
+    def _prestart(self, plan: dict[str, Any]) -> threading.Thread:
+        """Start the bots of the match claimed ahead, from a thread: never delays this match.
+
+        The thread fetches the sources and asks for the starts; the match claimed ahead waits
+        for it before it begins, so that it takes what was asked for.
+        """
+
+        def start() -> None:
+            try:
+                bots = [self._manifest(seat, str(plan["claim"])) for seat in plan["seats"]]
+                with self._lock:
+                    if self._prestarter is None:
+                        notice_s = TimeControl(**plan["clock"]).notify_ms / 1000
+                        # Up to 5 seats (R-PLAYERS) of the match ahead of each slot, and as
+                        # many again for one whose slot has not taken them yet.
+                        self._prestarter = Prestarter(self._host, 2 * self.slots * 5, notice_s)
+                    prestarter = self._prestarter
+                prestarter.prepare([(bots, int(plan["match"]))])
+            except Exception:
+                logger.exception("prestarting the bots of match %d failed", int(plan["match"]))
+
+        thread = threading.Thread(target=start, name=f"prestart-m{plan['match']}", daemon=True)
+        thread.start()
+        return thread
+
+    def _play(
+        self, plan: dict[str, Any], lease: _Lease, on_started: Callable[[], object] | None
+    ) -> str:
+        """Play the match ``plan`` names, which ``lease`` holds; report it; what came of it."""
+        match_id = int(plan["match"])
+        scratch = Path(tempfile.mkdtemp(dir=self.workdir, prefix=f"m{match_id}-"))
+        try:
+            return self._play_in(plan, lease, on_started, scratch)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def _play_in(
+        self,
+        plan: dict[str, Any],
+        lease: _Lease,
+        on_started: Callable[[], object] | None,
+        scratch: Path,
+    ) -> str:
         match_id, claim = int(plan["match"]), str(plan["claim"])
-        cancel, lost = threading.Event(), threading.Event()
-        lease = dt.timedelta(seconds=float(plan["lease_s"]))
-        beat = threading.Thread(
-            target=self._renew,
-            args=(match_id, claim, lease, cancel, lost),
-            name=f"lease-m{match_id}",
-            daemon=True,
-        )
-        beat.start()
+        cancel = lease.cancel
         try:
             bots = [self._manifest(seat, claim) for seat in plan["seats"]]
             record = run_match(
@@ -176,6 +288,9 @@ class FleetPlayer:
                 logs_dir=scratch / "logs",
                 clock=TimeControl(**plan["clock"]),
                 cancel=cancel,
+                host=self._host if self.ahead else None,
+                deal=match_id,
+                on_started=on_started,
             )
             replay = self._upload((scratch / "replay.jsonl").read_bytes(), claim)
             logs = [
@@ -197,8 +312,7 @@ class FleetPlayer:
             )
             return "error"
         finally:
-            cancel.set()
-            beat.join()
+            lease.stop()
         response = self.post(
             f"/matches/{match_id}/result",
             claim,
@@ -214,9 +328,14 @@ class FleetPlayer:
         logger.info("match %d %s in %.2f s", match_id, outcome, record.seconds)
         return outcome
 
-    def _claim(self, path: str, ticket: str) -> dict[str, Any] | None:
-        """Claim a job at ``path`` with its ticket: what it needs; None if it is taken."""
-        response = self.http.post(path, json={"ticket": ticket})
+    def _claim(self, path: str, ticket: str, *, ahead: bool = False) -> dict[str, Any] | None:
+        """Claim a job at ``path`` with its ticket: what it needs; None if it is taken.
+
+        ``ahead``: ask for the next match too (a match's claim only).
+        """
+        response = self.http.post(
+            path, json={"ticket": ticket, **({"ahead": True} if ahead else {})}
+        )
         self._refused(response)
         if response.status_code in (404, 409):
             logger.info("%s: %s", path, response.json()["error"])
@@ -286,6 +405,36 @@ class FleetPlayer:
     def _refused(response: httpx.Response) -> None:
         if response.status_code in (401, 403):
             raise WorkerRefused(f"the league refused this worker: {response.text}")
+
+
+class _Lease:
+    """The lease of one claimed match, renewed in a thread from now until :meth:`stop`.
+
+    ``cancel`` is set when the lease is lost (the match is then cancelled, or never begun)
+    or stopped; ``lost`` only when the league said the claim holds the match no more.
+    """
+
+    def __init__(self, player: FleetPlayer, plan: dict[str, Any]) -> None:
+        match_id = int(plan["match"])
+        self.cancel, self.lost = threading.Event(), threading.Event()
+        self._beat = threading.Thread(
+            target=player._renew,
+            args=(
+                match_id,
+                str(plan["claim"]),
+                dt.timedelta(seconds=float(plan["lease_s"])),
+                self.cancel,
+                self.lost,
+            ),
+            name=f"lease-m{match_id}",
+            daemon=True,
+        )
+        self._beat.start()
+
+    def stop(self) -> None:
+        """Renew no more (the match ended, or is handed back)."""
+        self.cancel.set()
+        self._beat.join()
 
 
 class _LeagueOverHttp:

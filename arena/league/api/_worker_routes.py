@@ -53,6 +53,7 @@ from arena.league._dispatch import (
     holds_job,
     may_fetch_source,
     record_for_worker,
+    release_for_worker,
     renew_for_worker,
     renew_validation_for_worker,
     start_step_for_worker,
@@ -120,6 +121,8 @@ class Ticket(BaseModel):
     """A claim's proof that the job was published to the claimant: its message's ticket."""
 
     ticket: str = ""
+    ahead: bool = False
+    """Claim the next queued match too, to start its bots while this one plays."""
 
 
 class StepEnd(Claimed):
@@ -172,7 +175,18 @@ def add_worker_routes(app: FastAPI, league: League, rules: FleetRules) -> None:
                 rules,
                 key=league.key,
                 ticket=(body or Ticket()).ticket,
+                ahead=(body or Ticket()).ahead,
             )
+
+    @app.post(f"{WORKER_PREFIX}/matches/{{match_id}}/release")
+    def worker_release(match_id: int, body: Claimed, worker: WorkerName) -> dict[str, bool]:
+        """Hand back a claimed match not begun (a stopping worker's next one): queued again.
+
+        409: the claim holds the match no more.
+        """
+        with unit_of_work(league.sessions) as session:
+            release_for_worker(session, match_id, worker, body.claim)
+        return {"released": True}
 
     @app.post(f"{WORKER_PREFIX}/matches/{{match_id}}/lease")
     def worker_lease(match_id: int, body: Claimed, worker: WorkerName) -> dict[str, bool]:

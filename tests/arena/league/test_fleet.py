@@ -10,6 +10,7 @@ very busy); nothing asserts a wall-clock bound.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import hashlib
 import json
 import os
@@ -18,6 +19,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -45,6 +47,7 @@ from arena.league import (
     add_worker,
     authenticate,
     authenticate_worker,
+    claim_match,
     disable_worker,
     enqueue_match,
     issue_token,
@@ -349,24 +352,25 @@ def test_a_match_whose_worker_is_killed_is_played_again_elsewhere_once(
 def test_sigterm_drains_a_worker_its_match_finished_nothing_more_taken(
     league: League, fleet: Fleet, tmp_path: Path
 ) -> None:
-    """SIGTERM: the worker finishes and reports the match it plays, takes no other, exits 0."""
+    """SIGTERM: the worker finishes and reports the match it plays, takes no other, exits 0.
+
+    The match it claimed ahead with the first (two waited, one was played) is handed back:
+    queued, its attempt given back.
+    """
     add_versions(league, [slow_bot(tmp_path / f"slow{i}", 0.05) for i in range(3)])
     queue_group(league, 3)
     fleet.serve("--no-schedule")
     worker = fleet.start_worker("w1", worker_token(league, "w1"))
-
-    def held() -> list[int]:
-        return [m.id for m in matches(league) if m.status is MatchStatus.RUNNING]
-
-    wait_for("w1 to hold a match", lambda: bool(held()))
-    (playing,) = held()
+    wait_for("w1 to hold a match and the next", lambda: len(held_by(league, "w1")) == 2)
     worker.send_signal(signal.SIGTERM)
     assert 0 == worker.wait(timeout=WAIT_S)
     fleet.stop_server()
     rows = {m.id: m for m in matches(league)}
-    assert {playing} == fleet.played_by("w1")
+    (playing,) = fleet.played_by("w1")
     assert (MatchStatus.FINISHED, 1) == (rows[playing].status, rows[playing].attempts)
-    assert {MatchStatus.QUEUED} == {m.status for i, m in rows.items() if i != playing}
+    others = [(m.status, m.attempts, m.lease_owner) for i, m in rows.items() if i != playing]
+    assert [(MatchStatus.QUEUED, 0, None)] * 2 == others
+    assert "claimed ahead, handed back" in fleet.log("w1").read_text(encoding="utf-8")
     assert 1 == check_counts_and_ratings(league)
 
 
@@ -532,12 +536,19 @@ def test_tokens_of_users_and_workers_never_open_each_others_doors(league: League
 
 
 @contextmanager
-def served_player(league: League, token: str, tmp_path: Path) -> Iterator[tuple[str, FleetPlayer]]:
-    """The league's API on a real socket, and a worker's player for it (process sandbox)."""
+def served_player(
+    league: League, token: str, tmp_path: Path, **options: Any
+) -> Iterator[tuple[str, FleetPlayer]]:
+    """The league's API on a real socket, and a worker's player for it (process sandbox).
+
+    ``options`` go to the player (``ahead``, ``slots``).
+    """
     app = create_app(league, fleet=FleetRules(config=SHORT))
     with serve_in_thread(app) as url, process_sandbox() as box:
         (tmp_path / "w").mkdir()
-        player = FleetPlayer(url, token, box, workdir=tmp_path / "w", cache=tmp_path / "c")
+        player = FleetPlayer(
+            url, token, box, workdir=tmp_path / "w", cache=tmp_path / "c", **options
+        )
         try:
             yield url, player
         finally:
@@ -621,6 +632,135 @@ def test_a_worker_plays_a_match_over_http_and_a_second_post_is_refused(
     assert MatchStatus.FINISHED == rows[first].status == rows[second].status
     assert played.record["placements"] == rows[second].result["placements"]  # type: ignore[index]
     assert 2 == check_counts_and_ratings(league)
+
+
+# ---------------------------------------------------------------------- one match ahead
+
+
+def held_by(league: League, worker: str) -> list[int]:
+    """The matches a claim of ``worker`` holds now."""
+    return [
+        m.id
+        for m in matches(league)
+        if m.status is MatchStatus.RUNNING and (m.lease_owner or "").startswith(f"{worker}/")
+    ]
+
+
+def test_a_worker_plays_the_match_it_claimed_ahead_on_bots_started_during_the_first(
+    league: League, tmp_path: Path
+) -> None:
+    """Issue 27: the next match is claimed with the first, and its bots start while it plays.
+
+    Three matches queued, one worker slot: the claim of the first also takes the next (two
+    wait, one is played). The second match's three seats are the three instances prestarted
+    during the first (6 starts in all, 3 of them prestarted: none started twice), and its own
+    message, when it comes, finds it taken. The third stays queued.
+    """
+    add_versions(league, [slow_bot(tmp_path / f"slow{i}", 0.02) for i in range(3)])
+    first, *_ = queue_group(league, 3)
+    token = worker_token(league, "box1")
+    with served_player(league, token, tmp_path, ahead=True, slots=1) as (_, player):
+        assert "finished" == player.play(first, ticket(league, first))
+        rows = {m.id: m for m in matches(league)}
+        (second,) = [i for i, m in rows.items() if i != first and m.status is MatchStatus.FINISHED]
+        assert "taken" == player.play(second, ticket(league, second))
+        assert (3, 6) == (player.prestarted, player.starts)
+    rows = {m.id: m for m in matches(league)}
+    assert 1 == rows[second].attempts
+    assert [MatchStatus.QUEUED] == [m.status for i, m in rows.items() if i not in (first, second)]
+    assert 2 == check_counts_and_ratings(league)
+
+
+def test_no_match_is_claimed_ahead_while_no_more_wait_than_are_played(
+    league: League, tmp_path: Path
+) -> None:
+    """One match waits while two are played: the claim leaves it to the broker.
+
+    An idle slot elsewhere may be waiting for it; nothing is prestarted.
+    """
+    add_versions(league, [bundled(name) for name in ("greedy", "counter", "random")])
+    first, second, third = queue_group(league, 3)
+    with unit_of_work(league.sessions) as session:  # another worker plays the third
+        assert claim_match(session, "box2/0123", dt.timedelta(minutes=5), match_id=third)
+    token = worker_token(league, "box1")
+    with served_player(league, token, tmp_path, ahead=True, slots=1) as (_, player):
+        assert "finished" == player.play(first, ticket(league, first))
+        assert 0 == player.prestarted
+    rows = {m.id: m for m in matches(league)}
+    assert (MatchStatus.FINISHED, MatchStatus.QUEUED) == (rows[first].status, rows[second].status)
+
+
+def test_a_draining_worker_hands_back_the_match_it_claimed_ahead(
+    league: League, tmp_path: Path
+) -> None:
+    """Told to stop while its first match plays, the worker hands back the one claimed ahead.
+
+    It finishes the first; the other is queued at once, its attempt given back, its old ticket
+    good again.
+    """
+    add_versions(league, [slow_bot(tmp_path / f"slow{i}", 0.05) for i in range(3)])
+    first, *_ = queue_group(league, 3)
+    token = worker_token(league, "box1")
+    with served_player(league, token, tmp_path, ahead=True, slots=1) as (_, player):
+        outcome: list[str] = []
+        playing = threading.Thread(
+            target=lambda: outcome.append(player.play(first, ticket(league, first)))
+        )
+        playing.start()
+        try:
+            wait_for("the claim of a match ahead", lambda: len(held_by(league, "box1")) == 2)
+            (ahead,) = [i for i in held_by(league, "box1") if i != first]
+            player.drain()
+        finally:
+            playing.join()
+        assert ["finished"] == outcome
+        rows = {m.id: m for m in matches(league)}
+        assert (MatchStatus.QUEUED, 0, None) == (
+            rows[ahead].status,
+            rows[ahead].attempts,
+            rows[ahead].lease_owner,
+        )
+        player.ahead = False  # the next claim takes no other match with it
+        assert "finished" == player.play(ahead, ticket(league, ahead))
+    assert 2 == check_counts_and_ratings(league)
+
+
+def test_a_worker_hands_back_only_a_match_its_claim_holds(league: League, tmp_path: Path) -> None:
+    """A release names a claim of the worker's own that holds the match, else it is 409.
+
+    Refused: another worker's claim, a made-up one, one for a match that is finished.
+    """
+    add_versions(league, [bundled(name) for name in ("greedy", "counter", "random")])
+    first, second, _ = queue_group(league, 3)
+    mine, theirs = worker_token(league, "box1"), worker_token(league, "box2")
+    with served_player(league, mine, tmp_path) as (url, player):
+        assert "finished" == player.play(first, ticket(league, first))
+        with (
+            httpx.Client(base_url=f"{url}/api/v1/worker", timeout=60) as http,
+        ):
+            claimed = http.post(
+                f"/matches/{second}/claim",
+                json={"ticket": ticket(league, second)},
+                headers={"Authorization": f"Bearer {mine}"},
+            )
+            assert 200 == claimed.status_code, claimed.text
+            claim = claimed.json()["claim"]
+
+            def release(match_id: int, token: str, claim: str) -> int:
+                return http.post(
+                    f"/matches/{match_id}/release",
+                    json={"claim": claim},
+                    headers={"Authorization": f"Bearer {token}"},
+                ).status_code
+
+            assert 409 == release(second, theirs, claim)  # box2 names box1's claim
+            assert 409 == release(second, mine, "box1/0123456789ab")  # made up
+            assert 409 == release(first, mine, claim)  # finished, and never this claim's
+            assert MatchStatus.RUNNING == {m.id: m for m in matches(league)}[second].status
+            assert 200 == release(second, mine, claim)
+            assert 409 == release(second, mine, claim)  # once
+    rows = {m.id: m for m in matches(league)}
+    assert (MatchStatus.QUEUED, 0) == (rows[second].status, rows[second].attempts)
 
 
 # ---------------------------------------------------------------------- a stolen worker token
