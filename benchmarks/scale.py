@@ -12,19 +12,24 @@ league home (SQLite) with the same versions, seats and seeds:
 (b) by a fleet of 1 ``arena worker`` (``--concurrency`` matches at once) behind
     ``arena league serve --executor celery``, all on this machine, bots in the process
     sandbox;
-(c) by a fleet of 2 such workers.
+(c) by a fleet of 2 such workers;
+(d) by a fleet of 1 worker with ``--no-prestart`` and without (the default: each claim takes
+    the next match too, and its bots start while the first plays), ``--rounds`` times each,
+    interleaved. A match whose bots were started ahead shows a shorter ``run_match``.
 
 (a) and (b) are played ``--rounds`` times, interleaved, so that a change in the machine's
 load weighs on both; the rates printed are the best round's.
 
-Without ``--broker`` a ``redis-server`` of its own runs on a free port. The workers are up
-and answering the broker before the plan is queued; each run is timed from its first match
-claimed to its last finished (so the publisher's first poll, up to a second, is left out).
+Without ``--broker`` a ``redis-server`` of its own runs on a free port. The workers have said
+hello to the league (their tokens checked) before the plan is queued; each run is timed from
+its first match claimed to its last finished (so the publisher's first poll, up to a second,
+and a worker's consumer still starting are left out).
 Prints lines for scripts::
 
     scale local: N matches/min (C slots)
     scale fleet 1 worker: N matches/min
     scale fleet 2 workers: N matches/min (xR of 1 worker)
+    scale fleet prestart: on N, off M matches/min (xR); run_match median on X s, off Y s (…)
     scale worker calls: X ms per match in N calls to the league (…)
     scale overhead: X ms per match against the local executor, median of R rounds (…)
     scale match time: local X s, fleet Y s per run_match (median)
@@ -69,7 +74,6 @@ from typing import Any
 import httpx
 from sqlalchemy import func, select, update
 
-from arena.executors._celery import fleet_app
 from arena.executors._http import serve_in_thread
 from arena.ladder._bundled import bundled_dir
 from arena.league import (
@@ -81,6 +85,7 @@ from arena.league import (
     add_worker,
     create_user,
     init_league,
+    list_workers,
     pack_bot,
     unit_of_work,
 )
@@ -234,6 +239,12 @@ with time_calls(fleet, "run_match", _append_time):
 """``arena`` with the worker's ``run_match`` timed into the file $ARENA_BENCH_TIMES."""
 
 
+def _seen(league: League) -> set[str]:
+    """The workers the league has heard from."""
+    with unit_of_work(league.sessions) as session:
+        return {name for name, _, seen in list_workers(session) if seen is not None}
+
+
 def _claimed(league: League) -> int:
     with unit_of_work(league.sessions) as session:
         return int(
@@ -282,6 +293,8 @@ def _timed_fleet(
     hand_cap: int,
     broker: str,
     times: list[float] | None = None,
+    *,
+    prestart: bool = True,
 ) -> float:
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
@@ -334,6 +347,7 @@ def _timed_fleet(
                         str(league.home / f"cache-{name}"),
                         "--log-level",
                         "warning",
+                        *(() if prestart else ("--no-prestart",)),
                         main=_TIMED_WORKER if times is not None else _arena_main,
                     ),
                     env={
@@ -346,10 +360,10 @@ def _timed_fleet(
                     start_new_session=True,
                 )
             )
-        app = fleet_app(broker)
-        wanted = {f"{name}@bench" for name in names}
-        _wait("the workers", lambda: wanted <= {n for r in app.control.ping(timeout=1) for n in r})
-        app.close()
+        # Workers take no remote control (no ping): each has said hello to the league once
+        # its token was checked, just before its Celery consumer starts. A run is timed from
+        # its first claim, so a consumer still starting is not counted.
+        _wait("the workers", lambda: set(names) <= _seen(league))
         _queue(league, matches)
         return _played(league, "the fleet")
     finally:
@@ -383,8 +397,8 @@ class _TimedPlayer(FleetPlayer):
             self.seconds += time.perf_counter() - t0
             self.calls += 1
 
-    def _claim(self, path: str, ticket: str) -> dict[str, Any] | None:
-        return self._timed(lambda: super(_TimedPlayer, self)._claim(path, ticket))  # type: ignore[no-any-return]
+    def _claim(self, path: str, ticket: str, *, ahead: bool = False) -> dict[str, Any] | None:
+        return self._timed(lambda: super(_TimedPlayer, self)._claim(path, ticket, ahead=ahead))  # type: ignore[no-any-return]
 
     def _upload(self, data: bytes, claim: str) -> str:
         return self._timed(lambda: super(_TimedPlayer, self)._upload(data, claim))  # type: ignore[no-any-return]
@@ -469,6 +483,22 @@ def main(argv: Sequence[str] | None = None) -> int:
                     )
             with _league(root / "fleet2", bots) as league:
                 two = _timed_fleet(league, args.matches, 2, args.concurrency, args.hand_cap, broker)
+            ahead: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
+            for r in range(args.rounds):  # 1 worker, without and with prestart, interleaved
+                for prestart in (False, True):
+                    with _league(root / f"ahead{int(prestart)}-{r}", bots) as league:
+                        played_in: list[float] = []
+                        wall = _timed_fleet(
+                            league,
+                            args.matches,
+                            1,
+                            args.concurrency,
+                            args.hand_cap,
+                            broker,
+                            played_in,
+                            prestart=prestart,
+                        )
+                        ahead[prestart].append((wall, statistics.median(played_in)))
             losses: list[tuple[tuple[float, float], tuple[float, float]]] = []
             for r in range(args.rounds):  # one slot each, interleaved
                 with _league(root / f"slot-local{r}", bots) as league:
@@ -488,6 +518,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"scale fleet 2 workers: {played * 60 / two:.1f} matches/min "
             f"(x{best_one / two:.2f} of 1 worker)"
+        )
+        off, on = (min(ahead[k])[0] for k in (False, True))
+        print(
+            f"scale fleet prestart: on {played * 60 / on:.1f}, off {played * 60 / off:.1f} "
+            f"matches/min (x{off / on:.2f}); run_match median on "
+            f"{statistics.median(m for _, m in ahead[True]):.2f} s, off "
+            f"{statistics.median(m for _, m in ahead[False]):.2f} s (1 worker, best of "
+            f"{args.rounds} rounds each)"
         )
         print(
             f"scale worker calls: {http_ms:.1f} ms per match in {calls:.1f} calls to the "
