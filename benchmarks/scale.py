@@ -24,12 +24,12 @@ Without ``--broker`` a ``redis-server`` of its own runs on a free port. The work
 hello to the league (their tokens checked) before the plan is queued; each run is timed from
 its first match claimed to its last finished (so the publisher's first poll, up to a second,
 and a worker's consumer still starting are left out).
-Prints lines for scripts::
+Prints lines for scripts (the first as soon as (d) is played)::
 
+    scale fleet prestart: on N, off M matches/min (xR); run_match median on X s, off Y s (…)
     scale local: N matches/min (C slots)
     scale fleet 1 worker: N matches/min
     scale fleet 2 workers: N matches/min (xR of 1 worker)
-    scale fleet prestart: on N, off M matches/min (xR); run_match median on X s, off Y s (…)
     scale worker calls: X ms per match in N calls to the league (…)
     scale overhead: X ms per match against the local executor, median of R rounds (…)
     scale match time: local X s, fleet Y s per run_match (median)
@@ -90,7 +90,7 @@ from arena.league import (
     unit_of_work,
 )
 from arena.league import _executor as executor_module
-from arena.league._dispatch import FleetRules
+from arena.league._dispatch import MATCH_JOB, FleetRules, job_ticket
 from arena.league._executor import LocalExecutor
 from arena.league._fleet import FleetPlayer
 from arena.league.api._routes import create_app
@@ -420,7 +420,9 @@ def _worker_calls(league: League, matches: int, config: MatchConfig) -> tuple[fl
             _queue(league, matches)
             played = 0
             for match_id in range(1, _queued(league) + 1):
-                played += player.play(match_id) != "taken"
+                # The ticket its message would carry (attempt 0): a claim presents it.
+                ticket = job_ticket(league.key, MATCH_JOB, match_id, 0)
+                played += player.play(match_id, ticket) != "taken"
             player.close()
     finally:
         box.close()
@@ -499,6 +501,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                             prestart=prestart,
                         )
                         ahead[prestart].append((wall, statistics.median(played_in)))
+            off, on = (min(ahead[k])[0] for k in (False, True))
+            print(
+                f"scale fleet prestart: on {played * 60 / on:.1f}, off {played * 60 / off:.1f} "
+                f"matches/min (x{off / on:.2f}); run_match median on "
+                f"{statistics.median(m for _, m in ahead[True]):.2f} s, off "
+                f"{statistics.median(m for _, m in ahead[False]):.2f} s (1 worker, "
+                f"{args.concurrency} slots, best of {args.rounds} rounds each)",
+                flush=True,
+            )
             losses: list[tuple[tuple[float, float], tuple[float, float]]] = []
             for r in range(args.rounds):  # one slot each, interleaved
                 with _league(root / f"slot-local{r}", bots) as league:
@@ -518,14 +529,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(
             f"scale fleet 2 workers: {played * 60 / two:.1f} matches/min "
             f"(x{best_one / two:.2f} of 1 worker)"
-        )
-        off, on = (min(ahead[k])[0] for k in (False, True))
-        print(
-            f"scale fleet prestart: on {played * 60 / on:.1f}, off {played * 60 / off:.1f} "
-            f"matches/min (x{off / on:.2f}); run_match median on "
-            f"{statistics.median(m for _, m in ahead[True]):.2f} s, off "
-            f"{statistics.median(m for _, m in ahead[False]):.2f} s (1 worker, best of "
-            f"{args.rounds} rounds each)"
         )
         print(
             f"scale worker calls: {http_ms:.1f} ms per match in {calls:.1f} calls to the "

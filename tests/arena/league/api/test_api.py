@@ -423,6 +423,22 @@ MATRIX = [
         worker=409,
         body={**NOT_HELD, "error": "a test"},
     ),
+    Row(
+        "POST",
+        "/api/v1/worker/matches/{match_id}/ahead",
+        ON_MATCH,
+        WORKERS_ONLY,
+        worker=409,
+        body=NOT_HELD,
+    ),
+    Row(
+        "POST",
+        "/api/v1/worker/matches/{match_id}/release",
+        ON_MATCH,
+        WORKERS_ONLY,
+        worker=409,
+        body=NOT_HELD,
+    ),
     Row("POST", "/api/v1/worker/versions/{version_id}/claim", ON_VERSION, WORKERS_ONLY, worker=409),
     Row(
         "POST",
