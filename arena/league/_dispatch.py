@@ -31,12 +31,10 @@ lease never runs out while its message waits in the broker behind other matches.
 matches wait than are being played, so that every slot of the fleet has another to play, the
 league claims the next queued one (in its play order) for the same worker, and the worker
 starts that match's bots while the first one plays (``arena.match._prestart``), then plays it
-in the same task, having asked for the one after it (:func:`claim_ahead_for_worker`), and so
-on while more wait than are played: a busy fleet's slots go from match to match as the local
-executor's do, without a message between them. The messages of matches so claimed find them
-taken. Nothing else changes: each is leased, renewed and counted as any claim; a worker that
-dies loses them to their leases; a worker that stops hands back the one it has not begun
-(:func:`release_for_worker`).
+in the same task. Its own message, whoever gets it, then finds it taken. Nothing is claimed
+ahead while a version waits for validation. Nothing else changes: it is leased, renewed and
+counted as any claim; a worker that dies loses both to their leases; a worker that stops
+hands the second back (:func:`release_for_worker`).
 
 Validations go the same way, ahead of matches: a version waiting for validation is
 published to ``validation.KIND``, which a worker consumes before ``matches.KIND``; the worker
@@ -119,7 +117,6 @@ __all__ = [
     "DEFAULT_REPUBLISH",
     "CeleryExecutor",
     "FleetRules",
-    "claim_ahead_for_worker",
     "claim_for_worker",
     "claim_version_for_worker",
     "end_step_for_worker",
@@ -228,30 +225,6 @@ def claim_for_worker(
         if follow is not None:
             plan["next"] = follow
     return plan
-
-
-def claim_ahead_for_worker(
-    session: Session, match_id: int, worker: str, claim: str, rules: FleetRules
-) -> dict[str, Any] | None:
-    """The next queued match, claimed for ``worker`` to play after ``match_id``; None if none.
-
-    For a worker about to play a match its ``claim`` holds (one claimed ahead): so that a
-    slot goes from match to match while more wait than are being played, the next one's
-    bots started while this one plays ("One match ahead"). None while no more wait than are
-    being played.
-
-    Raises:
-        Conflict: the claim does not hold ``match_id``.
-    """
-    _own(worker, claim, match_id)
-    held = session.scalar(
-        select(Match.id).where(
-            Match.id == match_id, Match.lease_owner == claim, Match.status == MatchStatus.RUNNING
-        )
-    )
-    if held is None:
-        raise Conflict(f"{worker} no longer holds match {match_id}")
-    return _claim_ahead(session, worker, rules)
 
 
 def _claim_ahead(session: Session, worker: str, rules: FleetRules) -> dict[str, Any] | None:

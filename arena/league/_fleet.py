@@ -165,58 +165,35 @@ class FleetPlayer:
         failure of the arena's).
 
         With :attr:`ahead`, the match the league claimed with this one is played next in
-        this call, and the one it claims before that one begins, and so on while more wait
-        than are played (what came of them is logged); one not begun when the worker drains
-        is handed back.
+        this call (what came of it is logged), or handed back if the worker is draining.
         """
         ahead = self.ahead and not self._draining.is_set()
         plan = self._claim(f"/matches/{match_id}/claim", ticket, ahead=ahead)
         if plan is None:
             return "taken"
-        lease = _Lease(self, plan)
-        outcome = ""
-        while True:
-            follow: dict[str, Any] | None = plan.pop("next", None)
-            then: _Lease | None = None
-            prestarting: list[threading.Thread] = []
-            try:
-                on_started = None
-                if follow is not None:
-                    then = _Lease(self, follow)  # held, and renewed, from its claim on
-                    on_started = functools.partial(self._prestart, follow, prestarting)
-                played = self._play(plan, lease, on_started)
-            except BaseException:
-                if follow is not None and then is not None:
-                    self._hand_back(follow, then)
-                raise
-            outcome = outcome or played
-            if follow is None or then is None:
-                return outcome
-            if self._draining.is_set():
-                self._hand_back(follow, then)
-                return outcome
-            for thread in prestarting:  # its bots asked for: none of them is started twice
-                thread.join()
-            logger.info("match %d, claimed ahead, is next", int(follow["match"]))
-            if not self._draining.is_set():
-                after = self._ahead_of(follow)
-                if after is not None:
-                    follow["next"] = after
-            plan, lease = follow, then
-
-    def _ahead_of(self, plan: dict[str, Any]) -> dict[str, Any] | None:
-        """The match the league claims for this worker to play after ``plan``'s; None if none.
-
-        A failure to ask is no failure of the match: it is played, and the chain ends.
-        """
+        follow: dict[str, Any] | None = plan.pop("next", None)
+        then: _Lease | None = None
+        prestarting: list[threading.Thread] = []
         try:
-            response = self.post(f"/matches/{plan['match']}/ahead", str(plan["claim"]))
-            response.raise_for_status()
-            after: dict[str, Any] | None = response.json()["next"]
-        except Exception:
-            logger.exception("asking for the match after match %d failed", int(plan["match"]))
-            return None
-        return after
+            on_started = None
+            if follow is not None:
+                then = _Lease(self, follow)  # held, and renewed, from its claim on
+                on_started = functools.partial(self._prestart, follow, prestarting)
+            outcome = self._play(plan, _Lease(self, plan), on_started)
+        except BaseException:
+            if follow is not None and then is not None:
+                self._hand_back(follow, then)
+            raise
+        if follow is None or then is None:
+            return outcome
+        if self._draining.is_set():
+            self._hand_back(follow, then)
+            return outcome
+        for thread in prestarting:  # its bots asked for: none of them is started twice
+            thread.join()
+        logger.info("match %d, claimed ahead, is next", int(follow["match"]))
+        self._play(follow, then, None)
+        return outcome
 
     def validate(self, version_id: int, ticket: str = "") -> str:
         """Claim and validate the version ``version_id``; its status afterwards.

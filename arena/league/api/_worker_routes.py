@@ -46,7 +46,6 @@ from arena.league._artifacts import check_digest
 from arena.league._db import read_only, unit_of_work
 from arena.league._dispatch import (
     FleetRules,
-    claim_ahead_for_worker,
     claim_for_worker,
     claim_version_for_worker,
     end_step_for_worker,
@@ -178,15 +177,6 @@ def add_worker_routes(app: FastAPI, league: League, rules: FleetRules) -> None:
                 ticket=(body or Ticket()).ticket,
                 ahead=(body or Ticket()).ahead,
             )
-
-    @app.post(f"{WORKER_PREFIX}/matches/{{match_id}}/ahead")
-    def worker_ahead(match_id: int, body: Claimed, worker: WorkerName) -> dict[str, Any]:
-        """Claim the match to play after this one, which the claim holds (409 if it does not).
-
-        ``next``: its plan, as a claim's answer; null while no more wait than are played.
-        """
-        with unit_of_work(league.sessions) as session:
-            return {"next": claim_ahead_for_worker(session, match_id, worker, body.claim, rules)}
 
     @app.post(f"{WORKER_PREFIX}/matches/{{match_id}}/release")
     def worker_release(match_id: int, body: Claimed, worker: WorkerName) -> dict[str, bool]:

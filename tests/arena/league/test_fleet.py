@@ -673,15 +673,14 @@ def test_a_worker_plays_the_match_it_claimed_ahead_on_bots_started_during_the_fi
     assert 2 == check_counts_and_ratings(league)
 
 
-def test_a_slot_goes_from_match_to_match_while_more_wait_than_are_played(
+def test_a_task_plays_its_match_and_one_claimed_ahead_no_more(
     league: League, tmp_path: Path
 ) -> None:
-    """Six matches queued, one slot: one task plays five, each claimed during the one before.
+    """Six matches queued: a task plays the one it was sent and the one claimed ahead.
 
-    Each one's bots start while the one before it plays (15 starts, 12 of them prestarted).
-
-    The chain ends when one match waits with one being played (an idle slot elsewhere may
-    take it): the sixth stays queued.
+    A task that went on from match to match would leave the messages of the matches it took
+    to be read one by one, and the last match waiting behind them (tried: a slot's loss per
+    match went from 0.53 to 0.89 s in ``benchmarks/scale.py``).
     """
     add_versions(league, [slow_bot(tmp_path / f"slow{i}", 0.01) for i in range(3)])
     with unit_of_work(league.sessions) as session:
@@ -690,12 +689,10 @@ def test_a_slot_goes_from_match_to_match_while_more_wait_than_are_played(
     token = worker_token(league, "box1")
     with served_player(league, token, tmp_path, ahead=True, slots=1) as (_, player):
         assert "finished" == player.play(queued[0], ticket(league, queued[0]))
-        assert (12, 15) == (player.prestarted, player.starts)
-    rows = {m.id: m for m in matches(league)}
-    statuses = sorted(m.status.value for m in rows.values())
-    assert ["finished"] * 5 + ["queued"] == statuses
-    assert {1} == {m.attempts for m in rows.values() if m.status is MatchStatus.FINISHED}
-    assert 5 == check_counts_and_ratings(league)
+        assert (3, 6) == (player.prestarted, player.starts)
+    statuses = sorted(m.status.value for m in matches(league))
+    assert ["finished"] * 2 + ["queued"] * 4 == statuses
+    assert 2 == check_counts_and_ratings(league)
 
 
 def test_no_match_is_claimed_ahead_while_a_version_waits_for_validation(
@@ -703,8 +700,8 @@ def test_no_match_is_claimed_ahead_while_a_version_waits_for_validation(
 ) -> None:
     """While a version waits for validation nothing is claimed ahead.
 
-    A slot that went from match to match would keep the submission from its validation: it
-    goes back to the broker, which gives it the validation first.
+    A worker holding a match ahead would keep the submission from its validation a match
+    longer: its slot goes back to the broker, which gives it the validation first.
     """
     add_versions(league, [bundled(name) for name in ("greedy", "counter", "random")])
     first, second, third = queue_group(league, 3)
@@ -772,7 +769,7 @@ def test_a_draining_worker_hands_back_the_match_it_claimed_ahead(
 
 
 def test_a_worker_hands_back_only_a_match_its_claim_holds(league: League, tmp_path: Path) -> None:
-    """A release (or a claim of the match after) names the worker's claim of the match, or 409.
+    """A release names a claim of the worker's own that holds the match, else it is 409.
 
     Refused: another worker's claim, a made-up one, one for a match that is finished.
     """
@@ -799,16 +796,7 @@ def test_a_worker_hands_back_only_a_match_its_claim_holds(league: League, tmp_pa
                     headers={"Authorization": f"Bearer {token}"},
                 ).status_code
 
-            def ahead(match_id: int, token: str, claim: str) -> int:
-                return http.post(
-                    f"/matches/{match_id}/ahead",
-                    json={"claim": claim},
-                    headers={"Authorization": f"Bearer {token}"},
-                ).status_code
-
-            assert 409 == ahead(second, theirs, claim)  # box2 names box1's claim
-            assert 409 == ahead(first, mine, claim)  # a match the claim does not hold
-            assert 409 == release(second, theirs, claim)
+            assert 409 == release(second, theirs, claim)  # box2 names box1's claim
             assert 409 == release(second, mine, "box1/0123456789ab")  # made up
             assert 409 == release(first, mine, claim)  # finished, and never this claim's
             assert MatchStatus.RUNNING == {m.id: m for m in matches(league)}[second].status

@@ -425,14 +425,6 @@ MATRIX = [
     ),
     Row(
         "POST",
-        "/api/v1/worker/matches/{match_id}/ahead",
-        ON_MATCH,
-        WORKERS_ONLY,
-        worker=409,
-        body=NOT_HELD,
-    ),
-    Row(
-        "POST",
         "/api/v1/worker/matches/{match_id}/release",
         ON_MATCH,
         WORKERS_ONLY,
