@@ -80,7 +80,13 @@ from arena.sandbox.images._cache import (
 )
 from arena.sandbox.images._dockerfiles import check_dockerfile, from_images
 from arena.sandbox.images._prune import PrunedImage, PruneReport, prune_images
-from arena.sandbox.images._recipes import bot_image_tag, check_requirements, ensure_bot_image
+from arena.sandbox.images._recipes import (
+    BotImagePlan,
+    bot_image_tag,
+    check_requirements,
+    ensure_bot_image,
+    plan_bot_image,
+)
 from arena.sandbox.images._roots import (
     BASE_ENV,
     CPP_BUILDER,
@@ -104,6 +110,7 @@ __all__ = [
     "NODE_IMAGE_ENV",
     "NODE_ROOT",
     "BaseKind",
+    "BotImagePlan",
     "BuildLimits",
     "DebianRoot",
     "Log",
@@ -118,6 +125,7 @@ __all__ = [
     "ensure_root",
     "from_images",
     "node_image",
+    "plan_bot_image",
     "prune_images",
     "stderr_log",
 ]

@@ -256,50 +256,36 @@ def bot_image_tag(
     return f"{_bot_repo(bot)}:{h.hexdigest()[:16]}"
 
 
-def ensure_bot_image(
+@dataclasses.dataclass(frozen=True, slots=True)
+class BotImagePlan:
+    """What a bot's image is built from (:func:`plan_bot_image`), and so its tag."""
+
+    tag: str
+    recipe: str
+    """The Dockerfile (empty for a trusted one: the bot's own is built)."""
+    trusted: bool
+    wheels: tuple[Path, ...] = ()
+    node_modules: Path | None = None
+    step: _Compile | None = None
+
+
+def plan_bot_image(
     client: docker.DockerClient,
     manifest: BotManifest,
     base: str,
     log: Log = stderr_log,
     *,
     trust_dockerfile: bool = False,
-    limits: BuildLimits | None = None,
-    runtime: OciRuntime | None = None,
-) -> str:
-    """The tag of the image for the bot directory ``manifest.path``, built if missing.
+) -> BotImagePlan:
+    """What :func:`ensure_bot_image` builds ``manifest``'s image from, and its tag; no build.
 
-    The image is built from the arena's recipe for ``manifest.runtime`` (see the module
-    docstring). The bot's ``Dockerfile`` is ignored, with one line in ``log`` saying so,
-    unless ``trust_dockerfile``: then it is checked (:func:`check_dockerfile`) and built with
-    ``--build-arg BASE=<base>``.
-
-    A Go or C++ bot's build step runs its author's code (a ``Makefile``, Go sources): it runs
-    in a container under ``runtime``, confined as a bot is (:func:`_compile`). The image does
-    not depend on the runtime it was built under, so its tag does not either.
-
-    An image that declares a volume (``VOLUME`` in its Dockerfile or in what it is built
-    ``FROM``) is refused, cached or not: Docker would give every container made from it a
-    volume of host disk outside its read-only root and its capped ``/tmp`` (issue 15).
-
-    Args:
-        client: a Docker client.
-        manifest: the bot.
-        base: the base image's tag (:func:`ensure_base_image`).
-        log: where progress goes.
-        trust_dockerfile: build the bot's own Dockerfile (for one's own bots only).
-        limits: the build's limits; default :class:`BuildLimits`.
-        runtime: the OCI runtime a Go or C++ bot's build step runs under: the one its bots
-            run under; default gVisor's ``runsc`` when the engine has it, else ``runc``.
+    The checks (a trusted Dockerfile's, the requirements, the lock file), the root images
+    the recipe builds on (made if missing), the wheels and a Node.js bot's packages (fetched
+    into their caches): all a build needs but the build.
 
     Raises:
-        SandboxError: the build was refused or failed (the message ends with the build's last
-            lines), ran out of time, made too big an image, or the image declares a volume;
-            a Node.js bot has no ``package-lock.json``, or npm failed.
-        SandboxUnavailable: the runtime's root image is missing and cannot be made here (no
-            debootstrap, or not root), or a Node.js bot's packages need npm and it is missing.
+        SandboxError, SandboxUnavailable: as :func:`ensure_bot_image`.
     """
-    t0 = time.perf_counter()
-    limits = limits or BuildLimits()
     own = manifest.path / "Dockerfile"
     trusted = trust_dockerfile and own.is_file()
     if own.is_file() and not trusted:
@@ -345,13 +331,77 @@ def ensure_bot_image(
             wheels = _bot_wheels(requirements, arch, log)
             recipe = _recipe(manifest, base, deps=bool(wheels))
             inputs += [f"recipe={recipe}", *(f"wheel={_file_digest(w)}" for w in wheels)]
-    tag = bot_image_tag(manifest, base, inputs, trusted=trusted)
+    return BotImagePlan(
+        bot_image_tag(manifest, base, inputs, trusted=trusted),
+        recipe,
+        trusted,
+        tuple(wheels),
+        node_modules,
+        step,
+    )
+
+
+def ensure_bot_image(
+    client: docker.DockerClient,
+    manifest: BotManifest,
+    base: str,
+    log: Log = stderr_log,
+    *,
+    trust_dockerfile: bool = False,
+    limits: BuildLimits | None = None,
+    runtime: OciRuntime | None = None,
+) -> str:
+    """The tag of the image for the bot directory ``manifest.path``, built if missing.
+
+    The image is built from the arena's recipe for ``manifest.runtime`` (see the module
+    docstring). The bot's ``Dockerfile`` is ignored, with one line in ``log`` saying so,
+    unless ``trust_dockerfile``: then it is checked (:func:`check_dockerfile`) and built with
+    ``--build-arg BASE=<base>``.
+
+    A Go or C++ bot's build step runs its author's code (a ``Makefile``, Go sources): it runs
+    in a container under ``runtime``, confined as a bot is (:func:`_compile`). The image does
+    not depend on the runtime it was built under, so its tag does not either.
+
+    An image that declares a volume (``VOLUME`` in its Dockerfile or in what it is built
+    ``FROM``) is refused, cached or not: Docker would give every container made from it a
+    volume of host disk outside its read-only root and its capped ``/tmp`` (issue 15).
+
+    Args:
+        client: a Docker client.
+        manifest: the bot.
+        base: the base image's tag (:func:`ensure_base_image`).
+        log: where progress goes.
+        trust_dockerfile: build the bot's own Dockerfile (for one's own bots only).
+        limits: the build's limits; default :class:`BuildLimits`.
+        runtime: the OCI runtime a Go or C++ bot's build step runs under: the one its bots
+            run under; default gVisor's ``runsc`` when the engine has it, else ``runc``.
+
+    Raises:
+        SandboxError: the build was refused or failed (the message ends with the build's last
+            lines), ran out of time, made too big an image, or the image declares a volume;
+            a Node.js bot has no ``package-lock.json``, or npm failed.
+        SandboxUnavailable: the runtime's root image is missing and cannot be made here (no
+            debootstrap, or not root), or a Node.js bot's packages need npm and it is missing.
+    """
+    t0 = time.perf_counter()
+    limits = limits or BuildLimits()
+    plan = plan_bot_image(client, manifest, base, log, trust_dockerfile=trust_dockerfile)
+    tag = plan.tag
     cached = _image(client, tag)
     if cached is None:
         with _tag_lock(tag):
             if _image(client, tag) is None:
                 _build_bot(
-                    client, manifest, base, tag, recipe, wheels, limits, node_modules, step, runtime
+                    client,
+                    manifest,
+                    base,
+                    tag,
+                    plan.recipe,
+                    plan.wheels,
+                    limits,
+                    plan.node_modules,
+                    plan.step,
+                    runtime,
                 )
                 log(
                     f"built image {tag} for bot {manifest.name} in {time.perf_counter() - t0:.1f} s"
@@ -361,7 +411,7 @@ def ensure_bot_image(
         log(f"image {tag} for bot {manifest.name} cached: {time.perf_counter() - t0:.2f} s")
     if cached is not None:
         _refuse_volumes(cached, manifest)
-        if trusted:
+        if plan.trusted:
             _refuse_another_start(cached, manifest)
     _record_use(tag)
     return tag
