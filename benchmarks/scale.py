@@ -13,7 +13,7 @@ league home (SQLite) with the same versions, seats and seeds:
     ``arena league serve --executor celery``, all on this machine, bots in the process
     sandbox;
 (c) by a fleet of 2 such workers;
-(d) by a fleet of 1 worker with ``--no-prestart`` and without (the default: each claim takes
+(d) by a fleet of 1 worker without ``--prestart`` (the default) and with it (each claim takes
     the next match too, and its bots start while the first plays), ``--rounds`` times each,
     interleaved. A match whose bots were started ahead shows a shorter ``run_match``.
 
@@ -294,7 +294,7 @@ def _timed_fleet(
     broker: str,
     times: list[float] | None = None,
     *,
-    prestart: bool = True,
+    prestart: bool = False,
 ) -> float:
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
@@ -347,7 +347,7 @@ def _timed_fleet(
                         str(league.home / f"cache-{name}"),
                         "--log-level",
                         "warning",
-                        *(() if prestart else ("--no-prestart",)),
+                        "--prestart" if prestart else "--no-prestart",
                         main=_TIMED_WORKER if times is not None else _arena_main,
                     ),
                     env={

@@ -5,8 +5,10 @@ allows, each on a thread of this process, and plays them in this machine's sandb
 knows of a match it asks the league over HTTP with its worker token (``arena league worker
 add NAME``): it holds no database credentials. See ``docs/deploy.md``.
 
-Each claim also takes the next match, while more wait than are being played, and the bots of
-that one start while the first plays (``--no-prestart`` turns it off; ``arena.league._fleet``).
+With ``--prestart`` each claim also takes the next match, while more wait than are being
+played, and the bots of that one start while the first plays (``arena.league._fleet``). Off by
+default: measured in the process sandbox it gained nothing, and Celery's delivery of the
+second match's message, found taken, cost a slot about a second (docs/deploy.md, "Measured").
 
 SIGTERM (or Ctrl-C) drains it: it takes no new task and stops once its running matches are
 played and reported; a match claimed ahead is handed back to the queue, not played. SIGKILL
@@ -84,10 +86,11 @@ def _default_cache() -> Path:
 )
 @click.option(
     "--prestart/--no-prestart",
-    default=True,
+    default=False,
     show_default=True,
     help="Claim the next match with each one (while more matches wait than are being played) "
-    "and start its bots while the first plays, so that its starts are hidden behind play.",
+    "and start its bots while the first plays, so that its starts are hidden behind play "
+    "(worth it where bots start slowly, under gVisor; docs/deploy.md).",
 )
 @click.option(
     "--hostname",

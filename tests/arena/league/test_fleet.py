@@ -162,9 +162,17 @@ class Fleet:
         assert 0 == self.server.wait(timeout=WAIT_S)
 
     def start_worker(
-        self, name: str, token: str, concurrency: int = 1, sandbox: str = "process-unsafe"
+        self,
+        name: str,
+        token: str,
+        concurrency: int = 1,
+        sandbox: str = "process-unsafe",
+        *options: str,
     ) -> subprocess.Popen[bytes]:
-        """Start ``arena worker NAME`` in a session of its own (its bots die with it)."""
+        """Start ``arena worker NAME`` (and ``options``) in a session of its own.
+
+        Its bots die with it.
+        """
         command = arena_command(
             "worker",
             "--broker",
@@ -179,6 +187,7 @@ class Fleet:
             sandbox,
             "--cache",
             str(self.directory / f"cache-{name}"),
+            *options,
         )
         env = {**os.environ, "ARENA_WORKER_TOKEN": token}
         with open(self.log(name), "ab") as err:
@@ -356,13 +365,13 @@ def test_sigterm_drains_a_worker_its_match_finished_nothing_more_taken(
 ) -> None:
     """SIGTERM: the worker finishes and reports the match it plays, takes no other, exits 0.
 
-    The match it claimed ahead with the first (two waited, one was played) is handed back:
-    queued, its attempt given back.
+    With ``--prestart``, the match it claimed ahead with the first (two waited, one was
+    played) is handed back: queued, its attempt given back.
     """
     add_versions(league, [slow_bot(tmp_path / f"slow{i}", 0.05) for i in range(3)])
     queue_group(league, 3)
     fleet.serve("--no-schedule")
-    worker = fleet.start_worker("w1", worker_token(league, "w1"))
+    worker = fleet.start_worker("w1", worker_token(league, "w1"), 1, "process-unsafe", "--prestart")
     wait_for("w1 to hold a match and the next", lambda: len(held_by(league, "w1")) == 2)
     worker.send_signal(signal.SIGTERM)
     assert 0 == worker.wait(timeout=WAIT_S)
