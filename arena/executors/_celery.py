@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 
 from celery import Celery
 from celery.worker.request import Request
+from kombu.asynchronous import get_event_loop
 from kombu.transport import virtual
 
 from arena._errors import BrokerRefused, BrokerUnavailable
@@ -46,6 +47,7 @@ __all__ = [
     "match_queue",
     "reach_broker",
     "validation_queue",
+    "wake_consumer",
     "worker_queues",
 ]
 
@@ -108,16 +110,45 @@ def ack_freeing_its_slot(message: Any, connection_errors: tuple[type[BaseExcepti
     return True
 
 
+def wake_consumer() -> bool:
+    """Wake the worker's event loop, from a slot's thread, so that it reads the next message.
+
+    A worker whose slots are all busy stops reading from Redis (kombu 5.7 pauses its BRPOP)
+    and its loop sleeps in ``poll`` until a timer is due: up to a second. The ack that frees
+    a slot, sent from the slot's own thread, does not end that sleep, so each slot lost 0.5 to
+    1 s between two matches (``benchmarks/scale.py``'s overhead, 527-549 ms a match on
+    2026-12-07). kombu's hub wakes its poll when another thread hands it a callback; the
+    callback does nothing: the loop's next turn sees the freed slot and reads again.
+
+    Returns:
+        Whether there was a loop to wake (none outside a worker).
+    """
+    hub: Any = get_event_loop()  # kombu's hub has no type information
+    if hub is None:
+        return False
+    hub.call_soon(_nothing)
+    return True
+
+
+def _nothing() -> None:
+    """What :func:`wake_consumer` hands the loop: its turn is the point."""
+
+
 class FleetRequest(Request):  # type: ignore[misc]  # celery has no type information
-    """A task request whose ack frees its prefetch slot even when the broker is gone."""
+    """A task request whose ack frees its prefetch slot even when the broker is gone.
+
+    The ack also wakes the worker's loop (:func:`wake_consumer`), so the freed slot's next
+    message is read at once.
+    """
 
     acknowledged: bool = False
 
     def acknowledge(self) -> None:
-        """Acknowledge the task's message (:func:`ack_freeing_its_slot`)."""
+        """Acknowledge the task's message (:func:`ack_freeing_its_slot`); wake the loop."""
         if not self.acknowledged:
             ack_freeing_its_slot(self.message, self._connection_errors)
             self.acknowledged = True
+            wake_consumer()
 
 
 def match_queue(sandbox_kind: str) -> str:

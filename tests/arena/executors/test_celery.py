@@ -8,6 +8,8 @@ end-to-end tests (a served league, workers, a ladder on the fleet) are in
 from __future__ import annotations
 
 import ssl
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,13 +17,15 @@ from typing import Any
 import kombu
 import pytest
 from click.testing import CliRunner
+from kombu import asynchronous
 
 from arena._errors import BrokerRefused
 from arena.cli import main
-from arena.executors._celery import ack_freeing_its_slot, check_broker, fleet_app
+from arena.executors._celery import FleetRequest, ack_freeing_its_slot, check_broker, fleet_app
 from tests.served import REDIS_SERVER, WAIT_S, RedisServer
 
 KOMBU: Any = kombu  # kombu's names have no type information
+HUB: Any = asynchronous  # nor its event loop's
 
 
 @pytest.fixture
@@ -101,3 +105,80 @@ def test_an_ack_the_restarted_broker_never_heard_frees_the_workers_slot(
                 with pytest.raises(errors):
                     received[0].ack()
             assert fixed == channel.qos.can_consume()
+
+
+@pytest.mark.parametrize("fixed", [True, False], ids=["our-ack", "kombu-ack"])
+def test_a_slots_ack_wakes_the_workers_loop_to_read_the_next_message(
+    broker: RedisServer, fixed: bool
+) -> None:
+    """A one-slot worker's match ends: its next message is read at once, not at a timer.
+
+    A worker reads its broker in kombu's event loop (the hub, as ``arena worker`` runs it);
+    with its one slot busy, kombu stops reading from Redis and the loop sleeps in ``poll``
+    until a timer is due. The slot's ack comes from the slot's own thread. kombu's own ack
+    (``kombu-ack``) leaves the loop asleep, so the next message waited for the next timer,
+    up to a second a match (issue 27: the fleet's overhead, 0.5 s a match); the fleet's
+    (``our-ack``, ``FleetRequest.acknowledge``) wakes it. Here the loop's timers are put an
+    hour away, so only a wake can bring the second message: no clock decides the result.
+    """
+    hub = HUB.Hub()
+    HUB.set_event_loop(hub)
+    fire_timers = hub.fire_timers
+    hub.fire_timers = lambda **kw: (fire_timers(**kw), 3600.0)[1]  # the next timer: in an hour
+    connection = KOMBU.Connection(broker.url)
+    running = threading.Event()
+    stop = threading.Event()
+    failed: list[BaseException] = []
+
+    def loop() -> None:
+        try:
+            turns = hub.create_loop()
+            while not stop.is_set():
+                next(turns)
+                running.set()
+        except BaseException as e:  # the test reports it
+            failed.append(e)
+
+    try:
+        connection.connect()
+        queue = KOMBU.Queue("matches.process", routing_key="matches.process")
+        with connection.Producer() as producer:
+            for match in (1, 2):
+                producer.publish({"match": match}, routing_key="matches.process", declare=[queue])
+        channel = connection.channel()
+        channel.basic_qos(prefetch_size=0, prefetch_count=1)
+        received: list[Any] = []
+        consumer = KOMBU.Consumer(channel, [queue], callbacks=[lambda _, m: received.append(m)])
+        connection.transport.register_with_event_loop(connection.connection, hub)
+        consumer.consume()
+        thread = threading.Thread(target=loop, name="hub", daemon=True)
+        thread.start()
+        deadline = time.monotonic() + WAIT_S
+        while not received and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert 1 == len(received), failed
+        assert not channel.qos.can_consume()  # the one slot holds match 1
+        time.sleep(0.5)  # the loop is asleep in poll by now: nothing more for it to read
+        assert 1 == len(received)
+        if fixed:
+            request = FleetRequest.__new__(FleetRequest)  # only what acknowledge() reads
+            request._message = received[0]
+            request._connection_errors = connection.connection_errors
+            request.acknowledge()  # from this thread, as a slot's thread acks
+        else:
+            received[0].ack()
+        assert channel.qos.can_consume()  # either way, the slot is free
+        deadline = time.monotonic() + (WAIT_S if fixed else 3.0)
+        while len(received) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert (2 if fixed else 1) == len(received), failed
+        if fixed:
+            assert {"match": 2} == received[1].decode()
+    finally:
+        stop.set()
+        hub.call_soon(lambda: None)  # wakes the loop to see stop
+        if running.is_set():
+            thread.join(timeout=WAIT_S)
+        HUB.set_event_loop(None)
+        connection.release()
+        hub.close()
