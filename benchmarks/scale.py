@@ -400,8 +400,8 @@ class _TimedPlayer(FleetPlayer):
     def _claim(self, path: str, ticket: str, *, ahead: bool = False) -> dict[str, Any] | None:
         return self._timed(lambda: super(_TimedPlayer, self)._claim(path, ticket, ahead=ahead))  # type: ignore[no-any-return]
 
-    def _upload(self, data: bytes, claim: str) -> str:
-        return self._timed(lambda: super(_TimedPlayer, self)._upload(data, claim))  # type: ignore[no-any-return]
+    def _upload_all(self, datas: list[bytes | None], claim: str) -> list[str | None]:
+        return self._timed(lambda: super(_TimedPlayer, self)._upload_all(datas, claim))  # type: ignore[no-any-return]
 
     def post(self, path: str, claim: str, **body: Any) -> httpx.Response:
         return self._timed(lambda: super(_TimedPlayer, self).post(path, claim, **body))  # type: ignore[no-any-return]

@@ -32,9 +32,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Query, Request
 from fastapi.responses import JSONResponse, Response
 
 from arena._errors import BrokerUnavailable, Conflict, LeagueError, NotAuthenticated, NotFound
@@ -43,7 +43,14 @@ from arena.client._pack import UploadLimits, pack_bot
 from arena.executors._celery import PLAY_MATCH, fleet_app, reach_broker, worker_queues
 from arena.executors._http import add_error_handlers, bearer_token, read_upload, serve_in_thread
 from arena.executors._jobs import Collector, Done, Job, PlannedMatch
-from arena.executors._protocol import WORKER_PREFIX, Claimed, Failure, Result
+from arena.executors._protocol import (
+    WORKER_PREFIX,
+    Claimed,
+    Failure,
+    Result,
+    announced,
+    split_artifacts,
+)
 from arena.match._deal import match_seed
 from arena.match._runner import TimeControl
 from flipflop import BotManifest, MatchConfig
@@ -284,6 +291,17 @@ class FleetPool(Collector):
             with self._lock:
                 self._held(index, body.claim).expires = time.monotonic() + self._lease
             return {"renewed": True}
+
+        @app.put(f"{WORKER_PREFIX}/artifacts", status_code=201)
+        async def artifacts(
+            request: Request, part: Annotated[list[str], Query()]
+        ) -> dict[str, list[str]]:
+            parts = announced(part, _MAX_UPLOAD)
+            body = await read_upload(request, sum(size for _, size in parts))
+            stored = split_artifacts(parts, body)
+            for digest, data in stored:
+                (self._scratch / digest).write_bytes(data)
+            return {"sha256": [digest for digest, _ in stored]}
 
         @app.put(f"{WORKER_PREFIX}/artifacts/{{sha256}}", status_code=201)
         async def artifact(sha256: str, request: Request) -> dict[str, str]:

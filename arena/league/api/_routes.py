@@ -85,7 +85,12 @@ from arena.league.api._gate import (
     TokenThrottle,
     address,
 )
-from arena.league.api._worker_routes import MAX_ARTIFACT_BYTES, add_worker_routes, worker_of
+from arena.league.api._worker_routes import (
+    MAX_ARTIFACT_BYTES,
+    MAX_JOB_ARTIFACT_BYTES,
+    add_worker_routes,
+    worker_of,
+)
 from arena.league.bots._bots import StepKind, disable_bot
 from arena.league.bots._versions import (
     activate_version,
@@ -532,6 +537,7 @@ def _body_limits(league: League) -> list[BodyLimit]:
         BodyLimit(
             "PUT", f"{WORKER_PREFIX}/artifacts/{{sha256}}", MAX_ARTIFACT_BYTES, "the artifact"
         ),
+        BodyLimit("PUT", f"{WORKER_PREFIX}/artifacts", MAX_JOB_ARTIFACT_BYTES, "the artifacts"),
         BodyLimit("*", f"{WORKER_PREFIX}/{{rest:path}}", MAX_WORKER_JSON_BYTES),
     ]
 

@@ -11,8 +11,10 @@ token). The routes are thin; the use cases are in ``_dispatch.py``:
 - ``POST /matches/{id}/claim``: claim a queued match with the ticket its message carried
   (``{"ticket": …}``); its seed, seats, rules and clock;
 - ``POST /matches/{id}/lease``: renew the claim's lease (409: lost, stop playing);
-- ``PUT /artifacts/{sha256}?claim=C``: a replay or a seat's log, stored under its hash, for a
-  job the claim holds, within :data:`MAX_JOB_ARTIFACTS` and :data:`MAX_JOB_ARTIFACT_BYTES`;
+- ``PUT /artifacts?claim=C&part=SHA256:SIZE&…``: a match's replay and its seats' logs in one
+  body, each stored under its hash, for a job the claim holds, within
+  :data:`MAX_JOB_ARTIFACTS` and :data:`MAX_JOB_ARTIFACT_BYTES` (all or none of them);
+  ``PUT /artifacts/{sha256}?claim=C``: one (an earlier worker's upload);
 - ``POST /matches/{id}/result``: the result, checked against its replay by the league's
   referee, then counted once (409: not held, not counted; 400: the engine disagrees);
 - ``POST /matches/{id}/fail``: a failure of the arena's: requeued, or void at the last try;
@@ -32,16 +34,24 @@ import dataclasses
 import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Query, Request
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
 from arena._errors import Conflict, LeagueError, NotAuthenticated, NotFound
 from arena.executors._http import bearer_token, read_upload
-from arena.executors._protocol import WORKER_PREFIX, Claimed, Failure, Result
+from arena.executors._protocol import (
+    WORKER_PREFIX,
+    Claimed,
+    Failure,
+    Result,
+    announced,
+    split_artifacts,
+)
 from arena.league._artifacts import check_digest
 from arena.league._db import read_only, unit_of_work
 from arena.league._dispatch import (
@@ -195,6 +205,39 @@ def add_worker_routes(app: FastAPI, league: League, rules: FleetRules) -> None:
             renew_for_worker(session, match_id, worker, body.claim, rules)
         return {"renewed": True}
 
+    async def held_seats(claim: str, worker: str) -> int:
+        def seats() -> int | None:
+            with read_only(league.sessions) as session:
+                return holds_job(session, worker, claim)
+
+        held = await run_in_threadpool(seats)
+        if held is None:
+            raise Conflict(f"{worker} holds no job with this claim: it stores nothing")
+        return held
+
+    @app.put(f"{WORKER_PREFIX}/artifacts", status_code=201)
+    async def worker_artifacts(
+        claim: str, request: Request, worker: WorkerName, part: Annotated[list[str], Query()]
+    ) -> dict[str, list[str]]:
+        """Store a match's replay and logs, sent in one body, for a job the claim holds.
+
+        Each ``part`` is ``SHA256:SIZE``, in the order of the body's bytes. All are stored or
+        none: 400 if the body is not the parts' sizes or a part's bytes not its hash; 409 if
+        the claim holds no job; 413 past the job's quota.
+        """
+        parts = announced(part, MAX_JOB_ARTIFACT_BYTES)
+        held = await held_seats(claim, worker)
+        body = await read_upload(request, sum(size for _, size in parts))
+        artifacts = split_artifacts(parts, body)
+        quota.take(claim, [len(data) for _, data in artifacts], held + MAX_JOB_ARTIFACTS)
+
+        def store() -> None:
+            for _, data in artifacts:
+                league.artifacts.put(data)
+
+        await run_in_threadpool(store)
+        return {"sha256": [digest for digest, _ in artifacts]}
+
     @app.put(f"{WORKER_PREFIX}/artifacts/{{sha256}}", status_code=201)
     async def worker_artifact(
         sha256: str, claim: str, request: Request, worker: WorkerName
@@ -205,18 +248,11 @@ def add_worker_routes(app: FastAPI, league: League, rules: FleetRules) -> None:
         job's quota.
         """
         check_digest(sha256)
-
-        def seats() -> int | None:
-            with read_only(league.sessions) as session:
-                return holds_job(session, worker, claim)
-
-        held = await run_in_threadpool(seats)
-        if held is None:
-            raise Conflict(f"{worker} holds no job with this claim: it stores nothing")
+        held = await held_seats(claim, worker)
         data = await read_upload(request, MAX_ARTIFACT_BYTES)
         if hashlib.sha256(data).hexdigest() != sha256:
             raise LeagueError(f"the bytes sent are not those of {sha256}")
-        quota.take(claim, len(data), held + MAX_JOB_ARTIFACTS)
+        quota.take(claim, [len(data)], held + MAX_JOB_ARTIFACTS)
         await run_in_threadpool(league.artifacts.put, data)
         return {"sha256": sha256}
 
@@ -300,18 +336,18 @@ class _Quota:
         self._used: OrderedDict[str, tuple[int, int]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def take(self, claim: str, size: int, most: int) -> None:
-        """Count one more artifact of ``size`` bytes for ``claim``, or refuse it (413)."""
+    def take(self, claim: str, sizes: Sequence[int], most: int) -> None:
+        """Count artifacts of ``sizes`` bytes for ``claim``, all or none (413: none)."""
         with self._lock:
             count, total = self._used.pop(claim, (0, 0))
-            if count + 1 > most or total + size > MAX_JOB_ARTIFACT_BYTES:
+            if count + len(sizes) > most or total + sum(sizes) > MAX_JOB_ARTIFACT_BYTES:
                 self._used[claim] = (count, total)
                 raise ArtifactQuotaExceeded(
                     f"this job has stored {count} artifacts ({total} bytes): a job stores at"
                     f" most {most} (its replay and a log per seat), {MAX_JOB_ARTIFACT_BYTES}"
                     " bytes in all"
                 )
-            self._used[claim] = (count + 1, total + size)
+            self._used[claim] = (count + len(sizes), total + sum(sizes))
             while len(self._used) > _QUOTAS_KEPT:
                 self._used.popitem(last=False)
 

@@ -548,13 +548,16 @@ def test_tokens_of_users_and_workers_never_open_each_others_doors(league: League
 
 @contextmanager
 def served_player(
-    league: League, token: str, tmp_path: Path, **options: Any
+    league: League, token: str, tmp_path: Path, *, without: str | None = None, **options: Any
 ) -> Iterator[tuple[str, FleetPlayer]]:
     """The league's API on a real socket, and a worker's player for it (process sandbox).
 
-    ``options`` go to the player (``ahead``, ``slots``).
+    ``options`` go to the player (``ahead``, ``slots``); ``without``: a route's path the
+    API leaves out.
     """
     app = create_app(league, fleet=FleetRules(config=SHORT))
+    if without is not None:  # a league of an earlier version, without that route
+        app.router.routes[:] = [r for r in app.router.routes if getattr(r, "path", "") != without]
     with serve_in_thread(app) as url, process_sandbox() as box:
         (tmp_path / "w").mkdir()
         player = FleetPlayer(
@@ -564,6 +567,14 @@ def served_player(
             yield url, player
         finally:
             player.close()
+
+
+@contextmanager
+def worker_http(url: str, token: str) -> Iterator[httpx.Client]:
+    """A client of the worker routes of the league at ``url``, with the worker's ``token``."""
+    auth = {"Authorization": f"Bearer {token}"}
+    with httpx.Client(base_url=f"{url}/api/v1/worker", headers=auth, timeout=60) as http:
+        yield http
 
 
 def ticket(league: League, match_id: int) -> str:
@@ -629,8 +640,7 @@ def test_a_worker_plays_a_match_over_http_and_a_second_post_is_refused(
     with served_player(league, token, tmp_path) as (url, player):
         assert "finished" == player.play(first, ticket(league, first))
         assert "taken" == player.play(first, ticket(league, first))  # a message delivered twice
-        auth = {"Authorization": f"Bearer {token}"}
-        with httpx.Client(base_url=f"{url}/api/v1/worker", headers=auth, timeout=60) as http:
+        with worker_http(url, token) as http:
             played = claim_and_play(league, http, player, second, tmp_path)
             assert [s["name"] for s in played.plan["seats"]] == [
                 f"{s['bot']}-v{s['number']}" for s in played.plan["seats"]
@@ -826,28 +836,26 @@ def test_a_worker_claims_only_what_was_published_to_it(league: League, tmp_path:
     add_versions(league, [bundled(name) for name in ("greedy", "counter", "random")])
     first, second, _ = queue_group(league, 3)
     token = worker_token(league, "box1")
-    with served_player(league, token, tmp_path) as (url, _):
-        auth = {"Authorization": f"Bearer {token}"}
-        with httpx.Client(base_url=f"{url}/api/v1/worker", headers=auth, timeout=60) as http:
-            for body in (None, {"ticket": ""}, {"ticket": "0" * 32}):
-                refused = http.post(f"/matches/{first}/claim", json=body)
-                assert 409 == refused.status_code, refused.text
-                assert "was not published with this ticket" in refused.json()["error"]
-                assert "seed" not in refused.text
-            stale = ticket(league, first)
-            assert 200 == http.post(f"/matches/{first}/claim", json={"ticket": stale}).status_code
-            with unit_of_work(league.sessions) as session:  # its lease ran out: requeued
-                session.execute(
-                    update(Match)
-                    .where(Match.id == first)
-                    .values(status=MatchStatus.QUEUED, lease_owner=None, lease_expires=None)
-                )
-            again = http.post(f"/matches/{first}/claim", json={"ticket": stale})
-            assert 409 == again.status_code, again.text
-            fresh = http.post(f"/matches/{first}/claim", json={"ticket": ticket(league, first)})
-            assert 200 == fresh.status_code
-            version = http.post("/versions/1/claim", json={"ticket": "f" * 32})
-            assert 409 == version.status_code
+    with served_player(league, token, tmp_path) as (url, _), worker_http(url, token) as http:
+        for body in (None, {"ticket": ""}, {"ticket": "0" * 32}):
+            refused = http.post(f"/matches/{first}/claim", json=body)
+            assert 409 == refused.status_code, refused.text
+            assert "was not published with this ticket" in refused.json()["error"]
+            assert "seed" not in refused.text
+        stale = ticket(league, first)
+        assert 200 == http.post(f"/matches/{first}/claim", json={"ticket": stale}).status_code
+        with unit_of_work(league.sessions) as session:  # its lease ran out: requeued
+            session.execute(
+                update(Match)
+                .where(Match.id == first)
+                .values(status=MatchStatus.QUEUED, lease_owner=None, lease_expires=None)
+            )
+        again = http.post(f"/matches/{first}/claim", json={"ticket": stale})
+        assert 409 == again.status_code, again.text
+        fresh = http.post(f"/matches/{first}/claim", json={"ticket": ticket(league, first)})
+        assert 200 == fresh.status_code
+        version = http.post("/versions/1/claim", json={"ticket": "f" * 32})
+        assert 409 == version.status_code
     assert MatchStatus.QUEUED == {m.id: m for m in matches(league)}[second].status
 
 
@@ -866,35 +874,124 @@ def test_a_worker_gets_sources_and_stores_artifacts_only_for_what_it_holds(
         mine = session.get_one(BotVersion, ids[0]).source_sha256
     first, *_ = queue_group(league, 3)
     token = worker_token(league, "box1")
-    with served_player(league, token, tmp_path) as (url, _):
-        auth = {"Authorization": f"Bearer {token}"}
-        with httpx.Client(base_url=f"{url}/api/v1/worker", headers=auth, timeout=60) as http:
-            claim = http.post(
-                f"/matches/{first}/claim", json={"ticket": ticket(league, first)}
-            ).json()["claim"]
-            assert 200 == http.get(f"/sources/{mine}", params={"claim": claim}).status_code
-            for params in ({"claim": claim}, {"claim": "box1/made-up"}):
-                refused = http.get(f"/sources/{secret}", params=params)
-                assert 404 == refused.status_code, refused.text
-            assert 400 == http.get(f"/sources/{secret}").status_code  # no claim at all
-            junk = [os.urandom(1024) for _ in range(5)]
-            for data in junk:
-                digest = hashlib.sha256(data).hexdigest()
-                orphan = http.put(
-                    f"/artifacts/{digest}", params={"claim": "box1/made-up"}, content=data
-                )
-                assert 409 == orphan.status_code, orphan.text
-            answers = [
-                http.put(
-                    f"/artifacts/{hashlib.sha256(d).hexdigest()}",
-                    params={"claim": claim},
-                    content=d,
-                ).status_code
-                for d in junk
-            ]
-            assert [201, 201, 201, 201, 413] == answers  # 3 seats: 3 logs and a replay
-    stored = [p.name for p in (league.artifacts.root / "sha256").rglob("*") if p.is_file()]
+    with served_player(league, token, tmp_path) as (url, _), worker_http(url, token) as http:
+        claim = http.post(f"/matches/{first}/claim", json={"ticket": ticket(league, first)}).json()[
+            "claim"
+        ]
+        assert 200 == http.get(f"/sources/{mine}", params={"claim": claim}).status_code
+        for params in ({"claim": claim}, {"claim": "box1/made-up"}):
+            refused = http.get(f"/sources/{secret}", params=params)
+            assert 404 == refused.status_code, refused.text
+        assert 400 == http.get(f"/sources/{secret}").status_code  # no claim at all
+        junk = [os.urandom(1024) for _ in range(5)]
+        for data in junk:
+            digest = hashlib.sha256(data).hexdigest()
+            orphan = http.put(
+                f"/artifacts/{digest}", params={"claim": "box1/made-up"}, content=data
+            )
+            assert 409 == orphan.status_code, orphan.text
+        answers = [
+            http.put(
+                f"/artifacts/{hashlib.sha256(d).hexdigest()}",
+                params={"claim": claim},
+                content=d,
+            ).status_code
+            for d in junk
+        ]
+        assert [201, 201, 201, 201, 413] == answers  # 3 seats: 3 logs and a replay
+    stored = stored_artifacts(league)
+    assert {hashlib.sha256(d).hexdigest() for d in junk[:4]} <= stored
     assert hashlib.sha256(junk[4]).hexdigest() not in stored
+
+
+def stored_artifacts(league: League) -> set[str]:
+    """The digests in the league's artifact store (``sha256/ab/cdef…``)."""
+    return {
+        p.parent.name + p.name for p in (league.artifacts.root / "sha256").rglob("*") if p.is_file()
+    }
+
+
+def test_a_matchs_artifacts_go_up_in_one_request_all_of_them_or_none(
+    league: League, tmp_path: Path
+) -> None:
+    """Issue 27: a match's replay and logs in one upload, checked as the one-by-one route is.
+
+    A made-up claim (409), a malformed or missing part (400), a body shorter (400) or longer
+    (413) than its parts announce, one part whose bytes are not its hash among good ones
+    (400), more parts than the job makes (413): nothing of such an upload is stored. Then a
+    job's four artifacts go up in one request, and its quota is spent for the one-by-one route
+    too. A worker's player sends a match's artifacts in that one request (one PUT).
+    """
+    add_versions(league, [bundled(name) for name in ("greedy", "counter", "random")])
+    first, second, _ = queue_group(league, 3)
+    token = worker_token(league, "box1")
+    with (
+        served_player(league, token, tmp_path) as (url, player),
+        worker_http(url, token) as http,
+    ):
+        claim = http.post(f"/matches/{first}/claim", json={"ticket": ticket(league, first)}).json()[
+            "claim"
+        ]
+        good = [os.urandom(512) for _ in range(5)]
+        before = stored_artifacts(league)
+
+        def put(claim: str, parts: list[str], body: bytes) -> int:
+            params = {"claim": claim, "part": parts}
+            return http.put("/artifacts", params=params, content=body).status_code
+
+        parts = [f"{hashlib.sha256(d).hexdigest()}:{len(d)}" for d in good]
+        body = b"".join(good[:4])
+        bad = [*parts[:3], f"{hashlib.sha256(b'other').hexdigest()}:512"]
+        refusals = {
+            "made-up claim": (put("box1/made-up", parts[:4], body), 409),
+            "no part": (put(claim, [], b""), 400),
+            "17 parts": (put(claim, [parts[0]] * 17, good[0] * 17), 400),
+            "malformed part": (put(claim, ["../../etc:1"], b"x"), 400),
+            "body short": (put(claim, parts[:4], body[:-1]), 400),
+            "body long": (put(claim, parts[:4], body + b"x"), 413),
+            "a part not its hash": (put(claim, bad, body), 400),
+            "over the job's quota": (put(claim, parts, b"".join(good)), 413),
+        }
+        assert {what: want for what, (_, want) in refusals.items()} == {
+            what: got for what, (got, _) in refusals.items()
+        }
+        assert before == stored_artifacts(league)  # none of them stored a byte
+        assert 201 == put(claim, parts[:4], body)
+        assert {p.split(":")[0] for p in parts[:4]} <= stored_artifacts(league)
+        one = http.put(f"/artifacts/{parts[4][:64]}", params={"claim": claim}, content=good[4])
+        assert 413 == one.status_code, one.text  # 4 of 4 spent
+        puts: list[str] = []
+        player.http.event_hooks["request"].append(
+            lambda r: puts.append(r.url.path) if r.method == "PUT" else None
+        )
+        assert "finished" == player.play(second, ticket(league, second))
+        assert ["/api/v1/worker/artifacts"] == puts
+    row = {m.id: m for m in matches(league)}[second]
+    logs = row.result["logs"]  # type: ignore[index]
+    assert 3 == len(logs) and all(league.artifacts.exists(d) for d in [row.replay_sha256, *logs])
+
+
+def test_a_worker_uploads_one_by_one_to_a_league_without_the_one_request_route(
+    league: League, tmp_path: Path
+) -> None:
+    """A worker whose league has no ``PUT /artifacts`` (an earlier version) uploads one by one.
+
+    The 404 is followed by the 4 uploads, one request each, and the match counts.
+    """
+    add_versions(league, [bundled(name) for name in ("greedy", "counter", "random")])
+    first, *_ = queue_group(league, 3)
+    token = worker_token(league, "box1")
+    with served_player(league, token, tmp_path, without="/api/v1/worker/artifacts") as (_, player):
+        puts: list[str] = []
+        player.http.event_hooks["request"].append(
+            lambda r: puts.append(r.url.path) if r.method == "PUT" else None
+        )
+        assert "finished" == player.play(first, ticket(league, first))
+    assert "/api/v1/worker/artifacts" == puts[0]  # refused: 404
+    assert 5 == len(puts) and all(p.startswith("/api/v1/worker/artifacts/") for p in puts[1:])
+    row = {m.id: m for m in matches(league)}[first]
+    assert all(league.artifacts.exists(d) for d in [row.replay_sha256, *row.result["logs"]])  # type: ignore[index]
+    assert 1 == check_counts_and_ratings(league)
 
 
 def test_a_result_the_engine_does_not_confirm_is_refused(league: League, tmp_path: Path) -> None:
@@ -907,34 +1004,35 @@ def test_a_result_the_engine_does_not_confirm_is_refused(league: League, tmp_pat
     add_versions(league, [bundled(name) for name in ("greedy", "counter", "random")])
     first, second, _ = queue_group(league, 3)
     token = worker_token(league, "box1")
-    with served_player(league, token, tmp_path) as (url, player):
-        auth = {"Authorization": f"Bearer {token}"}
-        with httpx.Client(base_url=f"{url}/api/v1/worker", headers=auth, timeout=60) as http:
-            one = claim_and_play(league, http, player, first, tmp_path)
-            two = claim_and_play(league, http, player, second, tmp_path)
-            fake = b'{"type": "header"}\n'
-            fake_digest = hashlib.sha256(fake).hexdigest()
-            claim = one.plan["claim"]
-            assert (
-                201
-                == http.put(
-                    f"/artifacts/{fake_digest}", params={"claim": claim}, content=fake
-                ).status_code
-            )
-            places = list(one.record["placements"])
-            places[0] = 2 if places[0] == 1 else 1  # seat 0 claims another place
-            swapped = dict(one.record, placements=places)
-            tries = {
-                "made up": one.body(replay_sha256=fake_digest),
-                "another match's": one.body(replay_sha256=hashlib.sha256(two.replay).hexdigest()),
-                "places changed": one.body(record=swapped),
-            }
-            for what, body in tries.items():
-                refused = http.post(f"/matches/{first}/result", json=body)
-                assert 400 == refused.status_code, (what, refused.text)
-            assert MatchStatus.RUNNING == {m.id: m for m in matches(league)}[first].status
-            counted = http.post(f"/matches/{first}/result", json=one.body())
-            assert 200 == counted.status_code, counted.text
+    with (
+        served_player(league, token, tmp_path) as (url, player),
+        worker_http(url, token) as http,
+    ):
+        one = claim_and_play(league, http, player, first, tmp_path)
+        two = claim_and_play(league, http, player, second, tmp_path)
+        fake = b'{"type": "header"}\n'
+        fake_digest = hashlib.sha256(fake).hexdigest()
+        claim = one.plan["claim"]
+        assert (
+            201
+            == http.put(
+                f"/artifacts/{fake_digest}", params={"claim": claim}, content=fake
+            ).status_code
+        )
+        places = list(one.record["placements"])
+        places[0] = 2 if places[0] == 1 else 1  # seat 0 claims another place
+        swapped = dict(one.record, placements=places)
+        tries = {
+            "made up": one.body(replay_sha256=fake_digest),
+            "another match's": one.body(replay_sha256=hashlib.sha256(two.replay).hexdigest()),
+            "places changed": one.body(record=swapped),
+        }
+        for what, body in tries.items():
+            refused = http.post(f"/matches/{first}/result", json=body)
+            assert 400 == refused.status_code, (what, refused.text)
+        assert MatchStatus.RUNNING == {m.id: m for m in matches(league)}[first].status
+        counted = http.post(f"/matches/{first}/result", json=one.body())
+        assert 200 == counted.status_code, counted.text
     assert 1 == check_counts_and_ratings(league)
 
 
@@ -962,30 +1060,31 @@ def test_a_validation_reported_passed_is_checked_against_its_replay(
     add_versions(league, [bundled(name) for name in ("greedy", "counter", "random")])
     [version_id] = add_versions(league, [REPO_BOTS / "matchcrash"], active=False)
     token = worker_token(league, "box1")
-    with served_player(league, token, tmp_path) as (url, player):
-        auth = {"Authorization": f"Bearer {token}"}
-        with httpx.Client(base_url=f"{url}/api/v1/worker", headers=auth, timeout=60) as http:
-            ticket_ = job_ticket(league.key, VALIDATION_JOB, version_id, 0)
-            job = http.post(f"/versions/{version_id}/claim", json={"ticket": ticket_}).json()
-            claim = str(job["claim"])
-            path = f"/versions/{version_id}/steps/match"
-            assert 200 == http.post(f"{path}/start", json={"claim": claim}).status_code
-            bare = {"claim": claim, "outcome": "passed", "detail": "", "log": "", "last": True}
-            refused = http.post(f"{path}/end", json=bare)
-            assert 400 == refused.status_code, refused.text
-            assert "needs its replay" in refused.json()["error"]
-            ledger = _LyingLedger(player, version_id, claim, float(job["lease_s"]))
-            with pytest.raises(httpx.HTTPStatusError) as lied:
-                run_validation(
-                    ledger,
-                    player.sandbox,
-                    player.workdir,
-                    bot=str(job["bot"]),
-                    number=int(job["number"]),
-                    sha256=str(job["sha256"]),
-                    manifest=lambda: player._manifest(job, claim),
-                    table=ValidationTable.from_json(job["table"]),
-                )
+    with (
+        served_player(league, token, tmp_path) as (url, player),
+        worker_http(url, token) as http,
+    ):
+        ticket_ = job_ticket(league.key, VALIDATION_JOB, version_id, 0)
+        job = http.post(f"/versions/{version_id}/claim", json={"ticket": ticket_}).json()
+        claim = str(job["claim"])
+        path = f"/versions/{version_id}/steps/match"
+        assert 200 == http.post(f"{path}/start", json={"claim": claim}).status_code
+        bare = {"claim": claim, "outcome": "passed", "detail": "", "log": "", "last": True}
+        refused = http.post(f"{path}/end", json=bare)
+        assert 400 == refused.status_code, refused.text
+        assert "needs its replay" in refused.json()["error"]
+        ledger = _LyingLedger(player, version_id, claim, float(job["lease_s"]))
+        with pytest.raises(httpx.HTTPStatusError) as lied:
+            run_validation(
+                ledger,
+                player.sandbox,
+                player.workdir,
+                bot=str(job["bot"]),
+                number=int(job["number"]),
+                sha256=str(job["sha256"]),
+                manifest=lambda: player._manifest(job, claim),
+                table=ValidationTable.from_json(job["table"]),
+            )
     assert 400 == lied.value.response.status_code
     assert f"shows {job['name']} forfeited: it did not pass" in lied.value.response.json()["error"]
     assert version_status(league, version_id) is VersionStatus.VALIDATING

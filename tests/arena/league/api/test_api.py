@@ -400,6 +400,15 @@ MATRIX = [
     ),
     Row(
         "PUT",
+        "/api/v1/worker/artifacts",
+        {},
+        WORKERS_ONLY,
+        worker=409,
+        content=ARTIFACT,
+        query={**NOT_HELD, "part": f"{hashlib.sha256(ARTIFACT).hexdigest()}:{len(ARTIFACT)}"},
+    ),
+    Row(
+        "PUT",
         "/api/v1/worker/artifacts/{sha256}",
         {"sha256": hashlib.sha256(ARTIFACT).hexdigest()},
         WORKERS_ONLY,
