@@ -151,14 +151,18 @@ def test_a_slots_ack_wakes_the_workers_loop_to_read_the_next_message(
         consumer = KOMBU.Consumer(channel, [queue], callbacks=[lambda _, m: received.append(m)])
         connection.transport.register_with_event_loop(connection.connection, hub)
         consumer.consume()
+        read_at_turns: list[int] = []  # the messages read when each of the loop's turns began
+        hub.on_tick.add(lambda: read_at_turns.append(len(received)))
         thread = threading.Thread(target=loop, name="hub", daemon=True)
         thread.start()
         deadline = time.monotonic() + WAIT_S
-        while not received and time.monotonic() < deadline:
+        # A turn that began with match 1 read stopped the reading (the slot is full), then
+        # went to sleep in poll.
+        while 1 not in read_at_turns and time.monotonic() < deadline:
             time.sleep(0.01)
         assert 1 == len(received), failed
         assert not channel.qos.can_consume()  # the one slot holds match 1
-        time.sleep(0.5)  # the loop is asleep in poll by now: nothing more for it to read
+        time.sleep(0.2)  # from that turn's start into its poll
         assert 1 == len(received)
         if fixed:
             request = FleetRequest.__new__(FleetRequest)  # only what acknowledge() reads
