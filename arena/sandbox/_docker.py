@@ -406,6 +406,8 @@ class _DockerBot:
         self._acct_sought = False
         self._mounted = mounted  # its socket directory is a tiny tmpfs to unmount at stop
         self.sock_dir = sock_dir
+        self._guarded = threading.Event()
+        """Set once :meth:`guard_socket_dir` has taken its last look (or stopped the bot)."""
         self.endpoint = f"unix:{sock_dir / 'bot.sock'}"
         self.log_path = pump.path
         self.workdir = workdir
@@ -480,6 +482,8 @@ class _DockerBot:
 
     def target(self) -> str | None:
         if self._sock_fd is None:
+            if not self._guarded.is_set():  # its socket directory not yet looked at for good
+                return None
             sock = Path(self.endpoint.removeprefix("unix:"))
             # Made by the container's user 65534, in the directory the arena made for it.
             # Under runsc the gofer binds it as root and then hands it over: root's is "not
@@ -546,20 +550,28 @@ class _DockerBot:
         There is no deadline here: locking the directory while a slow bot (a loaded machine)
         is still coming up made its bind fail with EACCES, a start fault it did not cause.
         The runner's start budget decides when a bot is too slow, and stops it.
+
+        The bot is not seen serving (:meth:`target`) until this last look is taken: a guard
+        thread starved on a loaded machine looked once the match was over, and the bot that
+        wrote there played it unpunished (a rehearsal, under gVisor, load average 25).
         """
-        sock_dir = self.sock_dir
-        while not self._stopped.is_set():
-            if os.path.lexists(sock_dir / "bot.sock") or self._pump.finished():
-                break
-            if self._squatted(sock_dir):
+        try:
+            sock_dir = self.sock_dir
+            while not self._stopped.is_set():
+                if os.path.lexists(sock_dir / "bot.sock") or self._pump.finished():
+                    break
+                if self._squatted(sock_dir):
+                    return
+                time.sleep(0.01)
+            # One last look once the socket is there: whatever the timing, a bot that wrote
+            # into the directory before binding is stopped (as root, a tmpfs caps what it
+            # could write).
+            if not self._stopped.is_set() and self._squatted(sock_dir):
                 return
-            time.sleep(0.01)
-        # One last look once the socket is there: whatever the timing, a bot that wrote into
-        # the directory before binding is stopped (as root, a tmpfs caps what it could write).
-        if not self._stopped.is_set() and self._squatted(sock_dir):
-            return
-        with contextlib.suppress(OSError):
-            os.chmod(sock_dir, 0o755)
+            with contextlib.suppress(OSError):
+                os.chmod(sock_dir, 0o755)
+        finally:
+            self._guarded.set()
 
     def _squatted(self, sock_dir: Path) -> bool:
         """Stop the bot if it wrote more than its socket into ``sock_dir``; True if it did."""
