@@ -423,7 +423,7 @@ class _Match:
             seated.bot.cpu_ns()  # finds its cgroup now (a container's: an API call), not later
             t0, cpu0 = time.perf_counter(), _cpu_ns(s)
             budget = self._notice_budget_ms(s)
-            seated.client.start_match(info, timeout=self._notice_s(budget, cpu0))
+            seated.client.start_match(info, timeout=self._notice_s(s, budget, cpu0))
             self._charge(s, t0, cpu0, budget)
             s.started = True
         except (SandboxError, BotError) as e:
@@ -509,7 +509,7 @@ class _Match:
         error: tuple[FaultKind, str] | None = None
         budget = self._notice_budget_ms(s)
         try:
-            s.client.hand_ended(self.match_id, result, timeout=self._notice_s(budget, cpu0))
+            s.client.hand_ended(self.match_id, result, timeout=self._notice_s(s, budget, cpu0))
         except BotError as e:
             error = (_fault_kind(e), f"hand_ended: {e}")
         timed_out = error is not None and error[0] is FaultKind.TIMEOUT
@@ -525,16 +525,24 @@ class _Match:
         """A notice's budget in charged time: ``notify_ms``, but no more than the bank left."""
         return max(NOTICE_FLOOR_MS, min(self.clock.notify_ms, s.bank_ms))
 
-    def _notice_s(self, budget_ms: float, cpu0: int | None) -> float:
-        """A notice's gRPC deadline in seconds, for a budget of ``budget_ms``.
+    def _notice_s(self, s: _Seat, budget_ms: float, cpu0: int | None) -> float:
+        """A notice's gRPC deadline in seconds, for ``s`` and a budget of ``budget_ms``.
 
         Notices are timed as decisions are: where the bot's CPU time is known (``cpu0`` not
-        None) the budget is CPU time and the deadline is the wall-clock backstop
-        (:meth:`_backstop_ms`); otherwise the budget itself, on the wall clock. (A deadline
-        of the wall time left in the bank, as notices had, let a busy neighbour make an honest
-        bot late for a round trip that cost it nothing.)
+        None) the budget is CPU time, and the deadline the wall-clock backstop
+        (:meth:`_backstop_ms`) of the budget or of the bank left, whichever is more, as a
+        decision's is the backstop of its deadline plus the bank. A bot held up by a loaded
+        host uses no CPU, so it is not struck for a notice that cost it nothing (CI: a Go
+        template's HandEnded under gVisor got no answer within 6.25 s, the backstop of the
+        2 s budget, with 30 s of bank left); one that sleeps on notices is stopped by the
+        per-match wall-clock cap, and one that works on them spends its bank and is struck.
+        Without CPU time the deadline is the budget itself, on the wall clock. (A deadline of
+        the wall time left in the bank, as notices had, let a busy neighbour make an honest
+        bot late for a round trip that cost it nothing: its wall time was charged.)
         """
-        return (budget_ms if cpu0 is None else self._backstop_ms(budget_ms)) / 1000
+        if cpu0 is None:
+            return budget_ms / 1000
+        return self._backstop_ms(max(budget_ms, s.bank_ms)) / 1000
 
     def _charge(
         self, s: _Seat, t0: float, cpu0: int | None, budget_ms: float, timed_out: bool = False
@@ -731,7 +739,7 @@ class _Match:
                 # The match is decided; a bot that cannot hear it changes nothing (but its
                 # instance, in doubt, is not kept).
                 with contextlib.suppress(BotError):
-                    timeout = self._notice_s(self._notice_budget_ms(s), _cpu_ns(s))
+                    timeout = self._notice_s(s, self._notice_budget_ms(s), _cpu_ns(s))
                     s.client.end_match(self.match_id, st.result, timeout=timeout)
                     s.ended = True
         return MatchRecord(

@@ -267,6 +267,39 @@ def test_a_bot_slow_to_hear_of_a_hand_is_struck_and_the_others_hear_it(
 
 
 @pytest.mark.slow
+def test_a_notice_held_up_without_cpu_is_waited_for_as_long_as_the_bank_allows(
+    make_bot: Callable[..., Path], tmp_path: Path
+) -> None:
+    """A HandEnded held up 3 s, using no CPU, past its budget's backstop but not the bank's.
+
+    What a loaded host does to an honest bot (CI: a Go template's HandEnded under gVisor went
+    unanswered for the 6.25 s backstop of its 2 s budget, with 30 s of bank left): the bot
+    uses no CPU, so, as for a decision, the arena waits the backstop of the bank left
+    (3 x 4 s + 0.25 s here), not of the notice's 200 ms budget (0.85 s), and strikes nothing.
+    """
+    stalled = make_bot(
+        "stalled",
+        prelude="""
+        import sys
+        stalls = []
+        def stalled_hand_ended(self, result):
+            if not stalls:
+                stalls.append(1)
+                time.sleep(3)
+                print("held up 3 s on the first HandEnded", file=sys.stderr, flush=True)
+        Faulty.hand_ended = stalled_hand_ended
+        """,
+    )
+    clock = TimeControl(decision_ms=2000, time_bank_ms=4000, notify_ms=200)
+    rec = _play(tmp_path, stalled, clock=clock)
+
+    _finished(rec, tmp_path)
+    assert () == rec.faults
+    assert rec.hands > 1  # so the stalled notice was heard before the match went on
+    assert "held up 3 s on the first HandEnded" in Path(rec.seats[0].log).read_text()
+
+
+@pytest.mark.slow
 def test_slow_play_on_notices_is_bounded_by_the_match(
     make_bot: Callable[..., Path], tmp_path: Path
 ) -> None:
