@@ -232,6 +232,18 @@ class _Slot:
     """The lease owner of this slot's work: the worker's name and the slot's number."""
     job: _Job | None = None
     thread: threading.Thread | None = None
+    unreleased: _Release | None = None
+    """A match this slot failed to hand back (the database or the host failed too): it tries
+    again before it claims anything else."""
+
+
+@dataclass(frozen=True)
+class _Release:
+    """A hand-back to make: :func:`release_match`'s arguments."""
+
+    match: int
+    wait: dt.timedelta | None
+    refund: bool
 
 
 @dataclass
@@ -378,7 +390,7 @@ class LocalExecutor:
                 if job is not None:
                     job.cancel.set()
             self._join(time.monotonic() + _CANCEL_WITHIN_S)
-            self._hand_back()
+        self._hand_back()  # what stuck slots hold, and what a slot failed to hand back
         self._stopped.set()
         if self._prestarter is not None:
             self._prestarter.close(_CANCEL_WITHIN_S)
@@ -428,11 +440,12 @@ class LocalExecutor:
 
     def _run_slot(self, slot: _Slot) -> None:
         while not self._stopping.is_set():
-            try:
-                work = self._claim(slot)
-            except Exception:
-                logger.exception("slot %d could not claim work", slot.index)
-                work = None
+            work: ClaimedMatch | int | None = None
+            if slot.unreleased is None or self._release_again(slot):
+                try:
+                    work = self._claim(slot)
+                except Exception:
+                    logger.exception("slot %d could not claim work", slot.index)
             if work is None:
                 with self._work:
                     if not self._stopping.is_set():
@@ -608,11 +621,34 @@ class LocalExecutor:
         *,
         refund: bool = False,
     ) -> None:
+        """Hand ``match_id`` back to the queue; on failure the slot tries again, and first.
+
+        Left to its lease, a match this slot failed to hand back (the host out of
+        descriptors: SQLite cannot open its file) would wait for the service's sweep
+        (``requeue_expired``), without its back-off and with its attempt counted. The slot
+        retries at each turn of its loop before claiming anything (:meth:`_release_again`).
+        """
+        slot.unreleased = _Release(match_id, wait, refund)
+        self._release_again(slot)
+
+    def _release_again(self, slot: _Slot) -> bool:
+        """Make the slot's pending hand-back; True once made (or moot: not its match now)."""
+        pending = slot.unreleased
+        if pending is None:
+            return True
         try:
             with unit_of_work(self.league.sessions) as session:
-                release_match(session, match_id, slot.owner, wait=wait, refund=refund)
-        except Exception:  # its lease runs out instead
-            logger.exception("match %d could not be released", match_id)
+                release_match(
+                    session, pending.match, slot.owner, wait=pending.wait, refund=pending.refund
+                )
+        except Exception:
+            logger.exception(
+                "match %d could not be released; the slot tries again before claiming more",
+                pending.match,
+            )
+            return False
+        slot.unreleased = None
+        return True
 
     def _fail(
         self,
@@ -687,9 +723,13 @@ class LocalExecutor:
                 slot.thread.join(max(0.0, deadline - time.monotonic()))
 
     def _hand_back(self) -> None:
-        """Hand back what stuck slots still hold (conditional: safe if they finished)."""
+        """Hand back what stuck slots still hold, and the hand-backs that failed.
+
+        Conditional (:func:`release_match`): safe if they finished or are another's now.
+        """
         held = [(slot.owner, slot.job) for slot in self._slots if slot.job is not None]
-        if not held:
+        pending = [(slot.owner, r) for slot in self._slots if (r := slot.unreleased) is not None]
+        if not held and not pending:
             return
         try:
             with unit_of_work(self.league.sessions) as session:
@@ -698,6 +738,8 @@ class LocalExecutor:
                         release_match(session, job.match, owner)
                     elif job.version is not None:
                         end_validation_lease(session, job.version, owner)
+                for owner, r in pending:
+                    release_match(session, r.match, owner, wait=r.wait, refund=r.refund)
         except Exception:  # their leases run out instead
             logger.exception("handing back %d jobs failed", len(held))
 

@@ -18,6 +18,7 @@ import shutil
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -531,6 +532,63 @@ def test_a_match_the_host_has_no_descriptors_for_is_retried_never_made_void(
     assert [False] * 3 == [bool(m.result and m.result["void"]) for m in rows]
     assert [1, 1, 1] == [m.attempts for m in rows]  # every EMFILE gave its attempt back
     assert [True] * 3 == [m.result_seq is not None for m in rows]
+
+
+def test_a_match_the_slot_failed_to_hand_back_is_handed_back_when_it_can(
+    league: League, sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hand-back after a host failure fails too; the slot makes it before claiming more.
+
+    What the descriptor test above met in a rehearsal: out of descriptors, SQLite could not
+    open its file to release match 1 ("could not be released"), so the match stayed running
+    under the slot's lease, with nothing but the service's sweep to requeue it (after the
+    lease, its attempt counted): a bare executor never played it. Here the first attempt
+    fails with EMFILE and so does its first hand-back (the same errors, injected: the host's
+    real exhaustion is the test above, and it cannot be aimed at one call). The match is
+    played with its attempt given back, and the slot claimed nothing while it held it.
+    """
+    import arena.league._executor as executor_module
+
+    add_versions(league, [bundled(name) for name in ("greedy", "counter", "random")])
+    queue_group(league, 3)
+    failures = {"seats": 1, "release": 1}
+    seats, release = LocalExecutor._seats, executor_module.release_match
+    claims_while_held: list[int] = []
+
+    def seats_once(self: LocalExecutor, match_id: int) -> object:
+        if failures["seats"]:
+            failures["seats"] -= 1
+            raise OSError(errno.EMFILE, "Too many open files")
+        return seats(self, match_id)
+
+    def release_once(session: Session, match_id: int, worker: str, **kwargs: object) -> bool:
+        if failures["release"]:
+            failures["release"] -= 1
+            raise OSError(errno.EMFILE, "Too many open files")
+        return release(session, match_id, worker, **kwargs)  # type: ignore[arg-type]
+
+    claim = LocalExecutor._claim
+
+    def watched_claim(self: LocalExecutor, slot: Any) -> object:
+        held = getattr(slot, "unreleased", None)
+        if held is not None:
+            claims_while_held.append(held.match)
+        return claim(self, slot)
+
+    monkeypatch.setattr(LocalExecutor, "_seats", seats_once)
+    monkeypatch.setattr(executor_module, "release_match", release_once)
+    monkeypatch.setattr(LocalExecutor, "_claim", watched_claim)
+    ex = executor(league, sandbox, tmp_path, slots=1, host_retry_after=dt.timedelta(seconds=0.1))
+    ex.start()
+    try:
+        wait_for("every match played", lambda: statuses(league) == {MatchStatus.FINISHED: 3})
+    finally:
+        ex.stop(grace=60)
+    assert {"seats": 0, "release": 0} == failures  # both failures happened
+    assert [] == claims_while_held
+    rows = matches(league)
+    assert [1, 1, 1] == [m.attempts for m in rows]  # the failed attempt was given back
+    assert [False] * 3 == [bool(m.result and m.result["void"]) for m in rows]
 
 
 def test_validation_goes_ahead_of_queued_matches(
