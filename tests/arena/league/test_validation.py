@@ -153,6 +153,11 @@ def _outcomes(info: VersionInfo) -> list[tuple[StepKind, StepOutcome | None]]:
     return [(s.step, s.outcome) for s in info.steps]
 
 
+def _details(info: VersionInfo) -> list[str]:
+    """What each step said: an assertion's message, so that a failure shows why."""
+    return [f"{s.step.value}: {s.outcome}: {s.detail}" for s in info.steps]
+
+
 def _log(league: League, info: VersionInfo, kind: StepKind) -> str:
     step = next(s for s in info.steps if s.step is kind)
     assert step.log_sha256 is not None
@@ -184,7 +189,7 @@ def test_a_good_bot_passes_every_step_and_becomes_active(
     assert VersionStatus.ACTIVE == _validate(league, sandbox, workdir)
     info = _version(league, "greedy")
     assert (VersionStatus.ACTIVE, "") == (info.status, info.reason)
-    assert PASSED_ALL == _outcomes(info)
+    assert PASSED_ALL == _outcomes(info), _details(info)
     build, check, match = info.steps
     assert NO_IMAGE == build.detail
     assert check.detail.endswith("OK: no problems found")
@@ -327,7 +332,8 @@ def test_a_bot_that_refuses_rated_matches_is_caught_by_its_validation_match(
     assert (table.seat, len(table.names)) != (0, 4), table
     assert VersionStatus.REJECTED == _validate(league, sandbox, workdir)
     info = _version(league, "ratedrefuser")
-    assert [*PASSED_ALL[:2], (StepKind.MATCH, StepOutcome.FAILED)] == _outcomes(info)
+    rejected_at_match = [*PASSED_ALL[:2], (StepKind.MATCH, StepOutcome.FAILED)]
+    assert rejected_at_match == _outcomes(info), _details(info)
     assert info.reason.startswith("did not start in its validation match: ")
     assert "REFUSING RATED MATCH m" in _log(league, info, StepKind.MATCH)
 
@@ -339,7 +345,8 @@ def test_a_bot_that_crashes_in_its_validation_match_is_rejected_at_match(
     _submit(league, "matchcrash", _copy(BOTS / "matchcrash", tmp_path))
     assert VersionStatus.REJECTED == _validate(league, sandbox, workdir)
     info = _version(league, "matchcrash")
-    assert [*PASSED_ALL[:2], (StepKind.MATCH, StepOutcome.FAILED)] == _outcomes(info)
+    rejected_at_match = [*PASSED_ALL[:2], (StepKind.MATCH, StepOutcome.FAILED)]
+    assert rejected_at_match == _outcomes(info), _details(info)
     detail = info.steps[2].detail
     assert info.reason == detail
     assert detail.startswith("crashed in its validation match: ")
@@ -387,7 +394,7 @@ def test_a_bot_asking_for_more_than_the_league_allows_is_rejected_at_build(
     finally:
         strict.close()
     info = _version(league, "greedy")
-    assert [(StepKind.BUILD, StepOutcome.FAILED)] == _outcomes(info)
+    assert [(StepKind.BUILD, StepOutcome.FAILED)] == _outcomes(info), _details(info)
     assert (
         "greedy-v1: bot.toml asks for memory_mb = 1024, more than this arena allows (512 MB);"
         " ask for at most that"
@@ -408,7 +415,7 @@ def test_a_league_error_puts_the_version_back_and_a_retry_starts_afresh(
     house = [read_manifest(broken), read_manifest(REPO / "bots" / "greedy")]
     assert VersionStatus.UPLOADED == _validate(league, sandbox, workdir, house=house)
     info = _version(league, "greedy")
-    assert [*PASSED_ALL[:2], (StepKind.MATCH, StepOutcome.ERROR)] == _outcomes(info)
+    assert [*PASSED_ALL[:2], (StepKind.MATCH, StepOutcome.ERROR)] == _outcomes(info), _details(info)
     assert "a house bot did not start in the validation match (random)" == info.steps[2].detail
     owner, expires = _lease(league, version_id)
     assert ("", "w1") == (info.reason, owner)
@@ -533,7 +540,7 @@ def test_a_failed_npm_install_names_no_path_of_the_league(tmp_path: Path, workdi
         _submit(league, "npmfails", bot)
         assert VersionStatus.REJECTED == _validate(league, box, workdir)
         info = _version(league, "npmfails")
-        assert [(StepKind.BUILD, StepOutcome.FAILED)] == _outcomes(info)
+        assert [(StepKind.BUILD, StepOutcome.FAILED)] == _outcomes(info), _details(info)
         detail = info.steps[0].detail
         assert detail.startswith("npmfails-v1: npm ci of package-lock.json failed (exit "), detail
         for path in (str(league.home), str(tmp_path), tempfile.gettempdir() + "/flipflop-npm-"):
