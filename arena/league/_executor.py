@@ -741,7 +741,7 @@ class LocalExecutor:
                 for owner, r in pending:
                     release_match(session, r.match, owner, wait=r.wait, refund=r.refund)
         except Exception:  # their leases run out instead
-            logger.exception("handing back %d jobs failed", len(held))
+            logger.exception("handing back %d jobs failed", len(held) + len(pending))
 
 
 _VALIDATION_OUTCOMES = {
