@@ -22,6 +22,7 @@ import shutil
 import threading
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ import pytest
 
 import arena.executors._jobs
 import arena.sandbox._process
+from arena.executors import PlannedMatch
 from arena.ladder._ladder import LadderResult, LadderSpec, run_ladder
 from arena.match._hosts import BotHost
 from arena.match._runner import MatchCancelled, TimeControl, run_match
@@ -182,6 +184,15 @@ def test_control_a_process_shared_within_a_group_recognises_the_deal(
     assert all(group[m] == group[e] for m, e in recognised.items())
 
 
+def _rotations(plan: Sequence[PlannedMatch]) -> dict[str, Counter[int]]:
+    """For each bot of ``plan``, how many rotations of each duplicate group it plays."""
+    rotations: dict[str, Counter[int]] = {}
+    for p in plan:
+        for b in p.bots:
+            rotations.setdefault(b, Counter())[p.group] += 1
+    return rotations
+
+
 def test_many_bots_are_started_no_more_than_deal_secrecy_requires(tmp_path: Path) -> None:
     """16 bots in 24 matches of 3 seats: starts are the fewest that keep every deal secret.
 
@@ -196,16 +207,32 @@ def test_many_bots_are_started_no_more_than_deal_secrecy_requires(tmp_path: Path
     )
     spec = LadderSpec(bots=bots, matches=24, table_size=3, seed=3, hand_cap=4)
     plan = spec.plan(b"k" * 32)
-    rotations: dict[str, Counter[int]] = {}
-    for p in plan:
-        for b in p.bots:
-            rotations.setdefault(b, Counter())[p.group] += 1
+    rotations = _rotations(plan)
     fewest = sum(max(groups.values()) for groups in rotations.values())
     assert any(len(groups) > 1 for groups in rotations.values()), "no bot plays two groups"
     result = run_ladder(spec, tmp_path / "out", sandbox=ProcessSandbox(), jobs=1)
     assert 24 == result.count("ok")
     assert fewest == result.starts
     assert fewest < sum(len(p.bots) for p in plan)
+
+
+def test_thirty_two_bots_in_twelve_matches_start_at_most_thirty_two_per_slot(
+    tmp_path: Path,
+) -> None:
+    """Issue 27's plan: 32 bots in 12 matches of 3 seats, 2 slots: at most 32 x 2 starts.
+
+    More bots than seats, so no bot plays two groups and nothing can be reused across
+    groups: each seated bot gets one instance per rotation of its group (the fewest that
+    keep its deal secret), 36 for the 36 seats here, and the bound holds with room.
+    """
+    bots = tuple(dataclasses.replace(bundled("random"), name=f"bot{i:02d}") for i in range(32))
+    spec = LadderSpec(bots=bots, matches=12, table_size=3, seed=27, hand_cap=4)
+    plan = spec.plan(b"k" * 32)
+    fewest = sum(max(groups.values()) for groups in _rotations(plan).values())
+    result = run_ladder(spec, tmp_path / "out", sandbox=ProcessSandbox(), jobs=2)
+    assert 12 == result.count("ok")
+    assert fewest == result.starts
+    assert result.starts <= 32 * 2
 
 
 def on_host(host: BotHost, tmp_path: Path) -> dict[str, Any]:
