@@ -14,9 +14,15 @@ refinements:
 
 A test marked ``alone`` runs while no other test runs: one that measures CPU time or CPU
 shares, which other tests' load would change, or that makes machine-wide state another test
-would change (stale cgroups, which any arena that starts sweeps away). Each test holds a
-shared lock on a file all the workers see, an ``alone`` test an exclusive one, and a second
-lock taken first lets the exclusive one in ahead of tests that arrive after it.
+would change (stale cgroups, which any arena that starts sweeps away).
+
+- ``scripts/test.sh`` runs them in a phase of their own: the workers run the rest with
+  ``--alone-tests=skip``, then one process runs them with ``--alone-tests=only``. A lock
+  between workers made each one wait until every running test had ended, the other workers
+  idle meanwhile: 35 to 138 s of "setup" in CI's logs, for each of them.
+- That lock stays for a run on workers that includes them (``pytest -n 4`` by hand): each test
+  holds a shared lock on a file all the workers see, an ``alone`` test an exclusive one, and a
+  second lock taken first lets the exclusive one in ahead of tests that arrive after it.
 """
 
 from __future__ import annotations
@@ -109,6 +115,29 @@ else:
         if config.getoption("dist") == "loadscope":
             return _Scheduling(config, log)
         return None
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--alone-tests``: run the ``alone`` tests with the others, skip them, or only them."""
+    parser.addoption(
+        "--alone-tests",
+        choices=("with", "skip", "only"),
+        default="with",
+        help="tests marked alone: run them with the rest (default), deselect them (skip), "
+        "or deselect the rest (only); scripts/test.sh runs them in a phase of their own",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect by ``--alone-tests`` (the module docstring), after ``-m`` and ``-k``."""
+    choice = config.getoption("alone_tests")
+    if choice == "with":
+        return
+    keep = [i for i in items if (i.get_closest_marker("alone") is not None) == (choice == "only")]
+    if len(keep) < len(items):
+        kept = set(keep)
+        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+        items[:] = keep
 
 
 @pytest.fixture(autouse=True)
