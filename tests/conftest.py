@@ -133,10 +133,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     choice = config.getoption("alone_tests")
     if choice == "with":
         return
-    keep = [i for i in items if (i.get_closest_marker("alone") is not None) == (choice == "only")]
-    if len(keep) < len(items):
-        kept = set(keep)
-        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
+    for item in items:
+        alone = item.get_closest_marker("alone") is not None
+        (keep if alone == (choice == "only") else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
         items[:] = keep
 
 
