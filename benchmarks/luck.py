@@ -7,8 +7,11 @@ Run: ``python benchmarks/luck.py [--fit-matches N] [--check-matches N] [--jobs J
    seat dealt in, every hand, the game-pot chips in stakes (antes, extra stakes and wins of
    the game pot, R-FIFTY-PAY's side pot included) are regressed by least squares on the
    centred features of its dealt hand and of the others' mean (``arena.match._luck.features``).
-   Prints the coefficients, as code to paste into ``arena/match/_luck.py``, and the share of
-   per-hand chip variance each luck term removes.
+   Then what the dealt-hand model leaves of those chips is regressed on the stock draws'
+   regressors, the seat's own and the others' mean (``arena.match._luck.draw_regressors``).
+   Prints the coefficients of both models, as code to paste into ``arena/match/_luck.py``,
+   and the share of per-hand chip variance each luck term removes. ``--draws-only`` keeps
+   the frozen ``DEALT_HAND_MODEL`` and fits the draws' model alone, on what it leaves.
 2. **Check** (seeds ``luck-check/0`` …, never used for fitting): the three bots at a 3-seat
    table, seats rotated, with the fitted model. Prints per bot its mean luck in places with
    a 95 % interval, mean raw and adjusted placement, their variances, and the slope of
@@ -41,11 +44,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from arena.match._luck import (
+    DEALT_HAND_MODEL,
+    DRAW_FEATURE_NAMES,
     FEATURE_MEANS,
     FEATURE_NAMES,
     TABLE_FEATURE_NAMES,
     DealtHandModel,
+    DrawModel,
     adjusted_placements,
+    draw_regressors,
     flip_flop_luck,
     icm_places,
     luck_places,
@@ -56,8 +63,9 @@ from flipflop import MatchConfig, MatchState, Pot, load_bot, play_match
 BOTS_DIR = Path(__file__).resolve().parent.parent / "bots"
 BOTS = ("random", "greedy", "counter")
 
-Row = tuple[float, float, float, tuple[float, ...]]
-"""One seat in one hand: chip change, flip/flop luck, game-pot chips in stakes, regressors."""
+Row = tuple[float, float, float, tuple[float, ...], tuple[float, ...]]
+"""One seat in one hand: chip change, flip/flop luck, game-pot chips in stakes, the dealt
+hands' regressors, the draws' (the seat's own, then the others' mean)."""
 
 
 def _play(seed: str, lineup: Sequence[str]) -> MatchState:
@@ -69,7 +77,8 @@ def _rows(state: MatchState) -> list[Row]:
     """Per hand and seat dealt in, the regression data."""
     stake = state.config.stake
     rows: list[Row] = []
-    for deal, hand in zip(state.deals, state.results, strict=True):
+    none = (0.0,) * len(DRAW_FEATURE_NAMES)
+    for deal, hand, drawn in zip(state.deals, state.results, draw_regressors(state), strict=True):
         xs = regressors(deal)
         game = dict.fromkeys(xs, 0)
         for p in hand.payments:
@@ -77,7 +86,11 @@ def _rows(state: MatchState) -> list[Row]:
                 game[p.seat] -= p.amount
         ff = flip_flop_luck(deal, hand)
         for s, x in xs.items():
-            rows.append((float(hand.deltas[s]), ff[s], game[s] / stake, x))
+            others = [drawn.get(o, none) for o in xs if o != s]
+            mean = tuple(sum(o[i] for o in others) / len(others) for i in range(len(none)))
+            rows.append(
+                (float(hand.deltas[s]), ff[s], game[s] / stake, x, drawn.get(s, none) + mean)
+            )
     return rows
 
 
@@ -89,12 +102,14 @@ Seat = tuple[str, int, float, float]
 """One seat of a checked match: bot, placement, luck in places, adjusted placement."""
 
 
-def _check_job(job: tuple[str, tuple[str, ...], DealtHandModel]) -> tuple[list[Seat], list[Row]]:
-    seed, lineup, model = job
+def _check_job(
+    job: tuple[str, tuple[str, ...], DealtHandModel, DrawModel],
+) -> tuple[list[Seat], list[Row]]:
+    seed, lineup, model, draws = job
     state = _play(seed, lineup)
     assert state.result is not None
-    luck = luck_places(state, model)
-    adjusted = adjusted_placements(state, model)
+    luck = luck_places(state, model, draws=draws)
+    adjusted = adjusted_placements(state, model, draws=draws)
     seats = [
         (name, state.result.placements[s], luck[s], adjusted[s]) for s, name in enumerate(lineup)
     ]
@@ -117,18 +132,25 @@ def _least_squares(xs: Sequence[Sequence[float]], ys: Sequence[float]) -> list[f
     return [v[i] / a[i][i] for i in range(k)]
 
 
-def _shares(rows: Sequence[Row], model: DealtHandModel, stake: int) -> tuple[float, float]:
-    """Shares of per-hand chip variance removed: by the flip/flop term, then the dealt hand."""
+def _shares(
+    rows: Sequence[Row], model: DealtHandModel, draws: DrawModel, stake: int
+) -> tuple[float, float, float]:
+    """Shares of per-hand chip variance removed: by the flip/flop term, the dealt hand, draws."""
     coef = model.coefficients
+    draw_coef = (*draws.own, *draws.others)
     raw = [r[0] for r in rows]
     no_ff = [r[0] - r[1] for r in rows]
     no_both = [
-        r[0] - r[1] - stake * sum(b * x for b, x in zip(coef, r[3], strict=True)) for r in rows
+        c - stake * sum(b * x for b, x in zip(coef, r[3], strict=True))
+        for c, r in zip(no_ff, rows, strict=True)
+    ]
+    no_draws = [
+        c - stake * sum(b * x for b, x in zip(draw_coef, r[4], strict=True))
+        for c, r in zip(no_both, rows, strict=True)
     ]
     v = statistics.pvariance(raw)
-    return 1 - statistics.pvariance(no_ff) / v, (
-        statistics.pvariance(no_ff) - statistics.pvariance(no_both)
-    ) / v
+    v_ff, v_both = statistics.pvariance(no_ff), statistics.pvariance(no_both)
+    return 1 - v_ff / v, (v_ff - v_both) / v, (v_both - statistics.pvariance(no_draws)) / v
 
 
 def _interval(xs: Sequence[float]) -> tuple[float, float]:
@@ -216,6 +238,11 @@ def main() -> None:
     p.add_argument("--check-matches", type=int, default=90)
     p.add_argument("--jobs", type=int, default=multiprocessing.cpu_count())
     p.add_argument(
+        "--draws-only",
+        action="store_true",
+        help="keep the frozen dealt-hand model; fit the stock draws' model alone",
+    )
+    p.add_argument(
         "--slope",
         type=int,
         metavar="N",
@@ -238,19 +265,34 @@ def main() -> None:
             print(f"\rfit {i}/{len(fit_jobs)}", end="", file=sys.stderr)
         print(file=sys.stderr)
         k = len(FEATURE_NAMES)
-        coef = _least_squares([r[3] for r in rows], [r[2] for r in rows])
-        model = DealtHandModel(
-            own=tuple(round(c, 4) for c in coef[:k]),
-            others=tuple(round(c, 4) for c in coef[k : 2 * k]),
-            table=tuple(round(c, 4) for c in coef[2 * k :]),
-            fitted=(
-                f"python benchmarks/luck.py --fit-matches {args.fit_matches}, "
-                f"{datetime.date.today().isoformat()}: {len(rows)} seat-hands of random, "
-                "greedy and counter at 3-5 seats, seeds luck-fit/0..."
-            ),
+        how = (
+            f"python benchmarks/luck.py --fit-matches {args.fit_matches}"
+            f"{' --draws-only' if args.draws_only else ''}, "
+            f"{datetime.date.today().isoformat()}: {len(rows)} seat-hands of random, "
+            "greedy and counter at 3-5 seats, seeds luck-fit/0..."
+        )
+        if args.draws_only:
+            model = DEALT_HAND_MODEL
+        else:
+            coef = _least_squares([r[3] for r in rows], [r[2] for r in rows])
+            model = DealtHandModel(
+                own=tuple(round(c, 4) for c in coef[:k]),
+                others=tuple(round(c, 4) for c in coef[k : 2 * k]),
+                table=tuple(round(c, 4) for c in coef[2 * k :]),
+                fitted=how,
+            )
+        left = [  # the game-pot chips in stakes that the dealt-hand model leaves
+            r[2] - sum(b * x for b, x in zip(model.coefficients, r[3], strict=True)) for r in rows
+        ]
+        d = len(DRAW_FEATURE_NAMES)
+        draw_coef = _least_squares([r[4] for r in rows], left)
+        draws = DrawModel(
+            own=tuple(round(c, 4) for c in draw_coef[:d]),
+            others=tuple(round(c, 4) for c in draw_coef[d:]),
+            fitted=how,
         )
         stake = MatchConfig().stake
-        ff_share, dh_share = _shares(rows, model, stake)
+        ff_share, dh_share, draw_share = _shares(rows, model, draws, stake)
         print(f"fit: {args.fit_matches} matches, {len(rows)} seat-hands")
         print(f"{'feature':<10} {'mean':>10} {'own':>9} {'others':>9}")
         for name, mu, a, b in zip(
@@ -259,13 +301,17 @@ def main() -> None:
             print(f"{name:<10} {mu:>10.5f} {a:>9.4f} {b:>9.4f}")
         for name, c in zip(TABLE_FEATURE_NAMES, model.table, strict=True):
             print(f"{name:<10} {0:>10.5f} {c:>9.4f}")
-        print(f"DEALT_HAND_MODEL = {model!r}")
+        for name, a, b in zip(DRAW_FEATURE_NAMES, draws.own, draws.others, strict=True):
+            print(f"draw {name:<5} {0:>10.5f} {a:>9.4f} {b:>9.4f}")
+        if not args.draws_only:
+            print(f"DEALT_HAND_MODEL = {model!r}")
+        print(f"DRAW_MODEL = {draws!r}")
         print(
             f"per-hand chip variance removed: flip/flop {ff_share:.1%}, "
-            f"dealt hand {dh_share:.1%} more"
+            f"dealt hand {dh_share:.1%} more, stock draws {draw_share:.1%} more"
         )
         check_jobs = [
-            (f"luck-check/{i}", tuple(BOTS[(j + i) % 3] for j in range(3)), model)
+            (f"luck-check/{i}", tuple(BOTS[(j + i) % 3] for j in range(3)), model, draws)
             for i in range(args.check_matches)
         ]
         matches: list[list[Seat]] = []
@@ -275,10 +321,11 @@ def main() -> None:
             check_rows += got_rows
             print(f"\rcheck {i}/{len(check_jobs)}", end="", file=sys.stderr)
         print(file=sys.stderr)
-    ff2, dh2 = _shares(check_rows, model, stake)
+    ff2, dh2, draw2 = _shares(check_rows, model, draws, stake)
     print(
         f"check: {args.check_matches} matches at 3 seats; out of sample, per-hand chip variance "
-        f"removed: flip/flop {ff2:.1%}, dealt hand {dh2:.1%} more ({len(check_rows)} seat-hands)"
+        f"removed: flip/flop {ff2:.1%}, dealt hand {dh2:.1%} more, stock draws {draw2:.1%} "
+        f"more ({len(check_rows)} seat-hands)"
     )
     print(
         f"{'bot':<8} {'luck (places)':>18} {'placement':>10} {'adjusted':>9}"

@@ -19,6 +19,10 @@ who anted into which pot, the pot sizes, the stake):
   over random 5-card hands. The coefficients are frozen constants fitted once by
   ``benchmarks/luck.py`` on data generated for that purpose, never on a ladder being judged
   (``docs/standings.md``).
+- :func:`draw_luck`: the same for every card drawn from the stock (R-DRAW): what the card
+  did for the drawer's hand, and for its lead over the others', less the mean over the cards
+  the stock held (:func:`draw_regressors`). A chance node of AIVAT's kind: the top card is
+  uniform over the stock whatever came before, so each term is zero on average.
 
 :func:`luck_places` turns each hand's chip luck into places and sums them over the match;
 :func:`adjusted_placements` subtracts that sum from the placements.
@@ -26,22 +30,28 @@ who anted into which pot, the pot sizes, the stake):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import comb
 
-from flipflop import HandDeal, HandResult, MatchState, Pot, hand_total
+from flipflop import ActionKind, HandDeal, HandResult, MatchState, Pot, hand_total
 
 __all__ = [
     "DEALT_HAND_MODEL",
+    "DRAW_FEATURE_NAMES",
+    "DRAW_MODEL",
     "FEATURE_MEANS",
     "FEATURE_NAMES",
     "TABLE_FEATURE_NAMES",
     "DealtHandModel",
+    "DrawModel",
     "adjusted_placements",
     "chip_luck",
     "deadwood",
     "dealt_hand_luck",
+    "draw_luck",
+    "draw_regressors",
     "features",
     "flip_flop_luck",
     "icm_places",
@@ -308,6 +318,142 @@ def chip_luck(
     )
 
 
+# ------------------------------------------------------------------ stock draws (R-DRAW)
+
+DRAW_FEATURE_NAMES = ("deadwood", "lead")
+"""The regressors of a stock draw (:func:`draw_regressors`)."""
+
+
+def _kept_deadwood(hand: int) -> int:
+    """The :func:`deadwood` of ``hand`` (a card mask) after its best discard (R-DISCARD).
+
+    ``hand`` is a hand that has just drawn: of its cards the one whose discard leaves the
+    least deadwood goes. (A measure of the hand, not a rule: the bot may play otherwise.)
+    """
+    best = hand_total(hand)
+    rest = hand
+    while rest:
+        card = rest & -rest
+        rest ^= card
+        best = min(best, _deadwood_cached(hand ^ card))
+    return best
+
+
+_deadwood_cached = functools.lru_cache(maxsize=1 << 16)(deadwood)
+""":func:`deadwood` remembered: a seat's hand changes by a card a turn, so a match's draws
+ask for the same hands again and again."""
+
+
+def _draw_values(hand: int, card: int, lowest: int) -> tuple[float, float]:
+    """A draw's two values for the drawer: minus the kept deadwood, and its lead's sign.
+
+    The lead is +1 if the kept deadwood is below ``lowest`` (the lowest deadwood among the
+    other seats dealt in), -1 if above it, 0 if equal.
+    """
+    kept = _kept_deadwood(hand | 1 << card)
+    return -float(kept), float((kept < lowest) - (kept > lowest))
+
+
+def draw_regressors(state: MatchState) -> list[dict[int, tuple[float, float]]]:
+    """Per hand (in order), per seat that drew from the stock, its draws' regressors summed.
+
+    The match is played again from its start with its logged actions (a match that began
+    mid-hand, or whose log does not replay to its deals, raises ``ValueError``). At each draw
+    from the stock (R-DRAW), with the seat's hand ``H`` and ``v(c)`` one of
+    :func:`_draw_values` for ``H`` and card ``c``: ``v(top) - mean of v(c) over the stock's
+    cards``. Given everything before the draw (every hand, every bot's choices, the cards
+    already drawn) the top card is uniform over the stock, since a deal is a uniform
+    shuffle and nothing shown before reveals the stock's order; so each regressor averages
+    zero whatever the bots do, as the dealt hands' do.
+
+    Raises:
+        ValueError: the match cannot be replayed from its start.
+    """
+    n = state.config.seats
+    replay = MatchState(
+        state.config,
+        state.seed,
+        decks=state.decks,
+        dealer=state.initial_dealer,
+        bankrolls=list(state.initial_bankrolls),
+    )
+    out: list[dict[int, tuple[float, float]]] = [{} for _ in state.deals]
+    for hand_number, seat, action in state.log:
+        if replay.hand_number != hand_number or replay.to_act != seat:
+            raise ValueError("the match cannot be replayed from its start")
+        if action.kind is ActionKind.DRAW_STOCK and replay.stock:
+            held = replay.hands[seat]
+            others = [o for o in range(n) if o != seat and replay.dealt[o]]
+            lowest = min(deadwood(replay.hands[o]) for o in others)
+            stock = replay.stock  # the top card is the last
+            values = [_draw_values(held, c, lowest) for c in stock]
+            got = values[-1]
+            mean = [sum(v[i] for v in values) / len(values) for i in range(2)]
+            acc = out[hand_number - 1].get(seat, (0.0, 0.0))
+            out[hand_number - 1][seat] = (acc[0] + got[0] - mean[0], acc[1] + got[1] - mean[1])
+        try:
+            replay.apply(action)
+        except ValueError as err:  # the engine's ActionError: the log is not this match's
+            raise ValueError("the match cannot be replayed from its start") from err
+    if [d.dealt for d in replay.deals] != [d.dealt for d in state.deals]:
+        raise ValueError("the match cannot be replayed from its start")
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class DrawModel:
+    """Game-pot chips explained by the stock draws, in stakes.
+
+    A seat dealt in gets ``stake * (own . r_i + others . mean_{j != i} r_j)``: ``r`` the
+    :func:`draw_regressors` of the hand (zero for a seat that drew nothing), the mean over the
+    other seats dealt in.
+
+    Attributes:
+        own: one coefficient per :data:`DRAW_FEATURE_NAMES`, for the seat's own draws.
+        others: one per feature, for the mean of the other seats' draws.
+        fitted: how the coefficients were obtained (command, data, date).
+    """
+
+    own: tuple[float, ...]
+    others: tuple[float, ...]
+    fitted: str
+
+
+# Fitted by `python benchmarks/luck.py --fit-matches 120 --check-matches 240 --draws-only` on
+# 2026-12-07, see docs/standings.md; pasted here and never refitted on a ladder being judged.
+DRAW_MODEL = DrawModel(
+    own=(0.0248, 0.218),
+    others=(-0.0233, -0.195),
+    fitted=(
+        "python benchmarks/luck.py --fit-matches 120 --draws-only, 2026-12-07: 26347 "
+        "seat-hands of random, greedy and counter at 3-5 seats, seeds luck-fit/0..., on the "
+        "game-pot chips the frozen DEALT_HAND_MODEL leaves"
+    ),
+)
+
+
+def draw_luck(state: MatchState, model: DrawModel = DRAW_MODEL) -> list[tuple[float, ...]]:
+    """Per hand (in order), per seat, the game-pot chips its stock draws explain (R-DRAW).
+
+    Raises:
+        ValueError: the match cannot be replayed from its start (:func:`draw_regressors`).
+    """
+    n, stake = state.config.seats, state.config.stake
+    out: list[tuple[float, ...]] = []
+    for deal, drawn in zip(state.deals, draw_regressors(state), strict=True):
+        dealt = [s for s in range(n) if deal.dealt[s]]
+        row = [0.0] * n
+        for s in dealt:
+            own = drawn.get(s, (0.0, 0.0))
+            others = [drawn.get(o, (0.0, 0.0)) for o in dealt if o != s]
+            row[s] = stake * sum(
+                model.own[i] * own[i] + model.others[i] * sum(o[i] for o in others) / len(others)
+                for i in range(len(DRAW_FEATURE_NAMES))
+            )
+        out.append(tuple(row))
+    return out
+
+
 # ------------------------------------------------------------------ chips into places
 
 
@@ -365,11 +511,13 @@ def luck_places(
     state: MatchState,
     model: DealtHandModel = DEALT_HAND_MODEL,
     extra: Sequence[Sequence[float]] = (),
+    draws: DrawModel | None = DRAW_MODEL,
 ) -> tuple[float, ...]:
     """Per seat, the places that chance gave it over a finished match (negative: it helped).
 
     For each hand, with ``B`` the bankrolls after it and ``L`` the chip luck
-    (:func:`chip_luck`), a seat's term is ``place_i(B) - place_i(B - L)`` by :func:`icm_places`.
+    (:func:`chip_luck`, plus :func:`draw_luck` unless ``draws`` is None), a seat's term is
+    ``place_i(B) - place_i(B - L)`` by :func:`icm_places`.
     In both worlds the seats in play are those active at the hand's start; who is eliminated
     follows R-ELIM applied to that world's chips: a seat with fewer than ``S`` chips is out,
     and so is an all-in seat that won no share of the game pot (the game pot is not
@@ -384,7 +532,8 @@ def luck_places(
     zero over the deals whatever the bots do.
 
     Raises:
-        ValueError: the match is not over.
+        ValueError: the match is not over, or (with ``draws``) cannot be replayed from its
+            start (:func:`draw_regressors`).
     """
     result = state.result
     if result is None:
@@ -393,10 +542,13 @@ def luck_places(
     n = state.config.seats
     total = [0.0] * n
     last = len(state.results)
+    drawn = draw_luck(state, draws) if draws is not None else None
     for deal, hand in zip(state.deals, state.results, strict=True):
         h = hand.hand_number
         in_play = [s for s in range(n) if (e := result.eliminated_in[s]) is None or e >= h]
         luck = chip_luck(deal, hand, stake, model)
+        if drawn is not None:
+            luck = tuple(a + b for a, b in zip(luck, drawn[h - 1], strict=True))
         if extra:
             luck = tuple(a + b for a, b in zip(luck, extra[h - 1], strict=True))
         actual = hand.bankrolls
@@ -414,13 +566,14 @@ def adjusted_placements(
     state: MatchState,
     model: DealtHandModel = DEALT_HAND_MODEL,
     extra: Sequence[Sequence[float]] = (),
+    draws: DrawModel | None = DRAW_MODEL,
 ) -> tuple[float, ...]:
     """Per seat, its placement less the places luck gave it (:func:`luck_places`); 1 = best.
 
     Raises:
-        ValueError: the match is not over.
+        ValueError: the match is not over, or cannot be replayed (:func:`luck_places`).
     """
     if state.result is None:
         raise ValueError("the match is not over")
-    luck = luck_places(state, model, extra)
+    luck = luck_places(state, model, extra, draws)
     return tuple(p - x for p, x in zip(state.result.placements, luck, strict=True))

@@ -774,11 +774,22 @@ class _Match:
             ),
             faults=tuple(f for s in self.seats for f in s.faults),
             replay="" if replay_path is None else str(replay_path),
-            # A state that began mid-hand (``fork_runs``) holds no deal of that hand: no luck.
-            luck=tuple(round(x, 6) for x in luck_places(st))
-            if len(st.deals) == len(st.results)
-            else (),
+            luck=_luck(st),
         )
+
+
+def _luck(state: MatchState) -> tuple[float, ...]:
+    """Per seat, the places its luck was worth (``luck_places``); none where it cannot be told.
+
+    A state that began mid-hand (``fork_runs``) holds no deal of that hand, and one that does
+    not replay from its start has no stock draws to judge: no luck, and the match stands.
+    """
+    if len(state.deals) != len(state.results):
+        return ()
+    try:
+        return tuple(round(x, 6) for x in luck_places(state))
+    except ValueError:
+        return ()
 
 
 class _Unwritten:

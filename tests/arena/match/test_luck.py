@@ -13,11 +13,14 @@ import pytest
 
 from arena.match._luck import (
     DEALT_HAND_MODEL,
+    DRAW_MODEL,
     FEATURE_MEANS,
     DealtHandModel,
     adjusted_placements,
     deadwood,
     dealt_hand_luck,
+    draw_luck,
+    draw_regressors,
     features,
     flip_flop_luck,
     icm_places,
@@ -26,7 +29,10 @@ from arena.match._luck import (
     regressors,
 )
 from flipflop import (
+    DECK,
+    DRAW_STOCK,
     DROP,
+    Action,
     MatchConfig,
     MatchState,
     Pot,
@@ -196,6 +202,71 @@ def test_the_luck_terms_average_zero_over_random_deals() -> None:
         assert abs(statistics.fmean(xs)) <= 4 * se
 
 
+# ------------------------------------------------------------------ stock draws (R-DRAW)
+
+_DRAW_HANDS = {0: "2d 3d 4h 9h Kc", 1: "Ac 2c 5s 9d Qh", 2: "2h 3h 5d 6d 7s"}
+
+
+def _one_draw(top: int) -> MatchState:
+    """A one-hand match: seat 1 draws ``top`` from the stock and discards it; seat 2 drops."""
+    deck = stack_deck(_DRAW_HANDS, dealer=0, seats=3, stock=[DECK[top]])
+    state = MatchState(
+        MatchConfig(seats=3, hand_cap=1), 0, decks=[deck], dealer=0, bankrolls=[100] * 3
+    )
+    state.apply(DRAW_STOCK)
+    state.apply(Action.discard(DECK[top]))
+    state.apply(DROP)
+    assert state.result is not None
+    return state
+
+
+def test_a_draws_terms_average_zero_over_every_card_the_stock_could_have_on_top() -> None:
+    """R-DRAW: the top card is uniform over the stock, so each regressor's mean over it is 0.
+
+    The same hand is dealt 37 times, each time with another of the stock's cards on top; seat
+    1 draws it. The draw's two regressors (deadwood after the best discard, lead over the
+    others') differ from card to card and average exactly zero over the 37; seats that did
+    not draw have none.
+    """
+    dealt = mask_of(parse_cards(" ".join(_DRAW_HANDS.values())))
+    stock = [c for c in range(52) if not dealt >> c & 1]
+    assert 37 == len(stock)
+    terms = []
+    for top in stock:
+        drawn = draw_regressors(_one_draw(top))
+        assert [1] == list(drawn[0])
+        terms.append(drawn[0][1])
+    for i in range(2):
+        values = [t[i] for t in terms]
+        assert 0 == pytest.approx(statistics.fmean(values), abs=1e-12)
+        assert len(set(values)) > 2
+    # Seat 1 holds Ac 2c: the 3c makes a run (R-RUN) and leaves 5 + 9 once the Qh goes,
+    # the least deadwood any card of the stock leaves.
+    best = max(stock, key=lambda c: terms[stock.index(c)][0])
+    assert parse_cards("3c")[0] == DECK[best]
+
+
+def test_the_draw_term_is_chips_by_the_frozen_model() -> None:
+    """draw_luck: stake * (own . the seat's regressors + others . the mean of the others')."""
+    state = _one_draw(mask_of(parse_cards("3c")).bit_length() - 1)
+    (own,) = draw_regressors(state)[0].values()
+    chips = draw_luck(state)[0]
+    mine = 10 * sum(a * x for a, x in zip(DRAW_MODEL.own, own, strict=True))
+    theirs = 10 * sum(b * x / 2 for b, x in zip(DRAW_MODEL.others, own, strict=True))
+    assert (theirs, mine, theirs) == pytest.approx(chips)
+    assert chips[1] > 0 > chips[0]
+
+
+def test_a_match_whose_log_does_not_replay_has_no_draw_terms() -> None:
+    """The draws are found by playing the match again: a log that does not lead there is refused."""
+    state = _one_draw(mask_of(parse_cards("3c")).bit_length() - 1)
+    broken = state.clone()
+    broken.log = broken.log[1:]
+    with pytest.raises(ValueError, match="replayed"):
+        draw_regressors(broken)
+    assert luck_places(broken, draws=None) == luck_places(state, draws=None)
+
+
 # ------------------------------------------------------------------ chips into places
 
 
@@ -297,6 +368,29 @@ def test_the_mean_luck_of_each_bot_is_within_its_interval_of_zero(
 
 
 @pytest.mark.slow
+def test_no_bot_draws_better_cards_than_chance_gives() -> None:
+    """R-DRAW: each bot's stock-draw regressors average zero, whatever its play.
+
+    On 30 seeded 3-seat matches of the bundled bots (seats rotated), each bot's mean per
+    hand of each regressor lies within 3 standard errors of zero.
+    """
+    per_bot: dict[str, list[tuple[float, float]]] = {b: [] for b in BOTS}
+    for i in range(30):
+        lineup = [BOTS[(j + i) % 3] for j in range(3)]
+        bots = [load_bot(BOTS_DIR / name) for name in lineup]
+        state = play_match(bots, MatchConfig(seats=3), f"draw-test/{i}", strict=False)
+        for hand in draw_regressors(state):
+            for s, x in hand.items():
+                per_bot[lineup[s]].append(x)
+    for bot, xs in per_bot.items():
+        assert len(xs) > 100, bot
+        for i in range(2):
+            values = [x[i] for x in xs]
+            se = statistics.stdev(values) / math.sqrt(len(values))
+            assert abs(statistics.fmean(values)) < 3 * se, (bot, i)
+
+
+@pytest.mark.slow
 def test_adjusting_keeps_the_order_of_the_bundled_bots(
     sample: list[list[tuple[str, int, float, float]]],
 ) -> None:
@@ -325,3 +419,4 @@ def test_adjusting_lowers_the_variance_of_a_paired_comparison(
 def test_the_frozen_model_says_how_it_was_fitted() -> None:
     """The coefficients are fitted once, by benchmarks/luck.py, and say so."""
     assert "benchmarks/luck.py" in DEALT_HAND_MODEL.fitted
+    assert "benchmarks/luck.py" in DRAW_MODEL.fitted
