@@ -344,14 +344,42 @@ _deadwood_cached = functools.lru_cache(maxsize=1 << 16)(deadwood)
 ask for the same hands again and again."""
 
 
-def _draw_values(hand: int, card: int, lowest: int) -> tuple[float, float]:
-    """A draw's two values for the drawer: minus the kept deadwood, and its lead's sign.
+def _kept_after_draws(hand: int, stock: Sequence[int]) -> list[int]:
+    """:func:`_kept_deadwood` of ``hand`` with each card of ``stock`` drawn, in its order.
 
-    The lead is +1 if the kept deadwood is below ``lowest`` (the lowest deadwood among the
-    other seats dealt in), -1 if above it, 0 if equal.
+    A card that can join no spread with ``hand``'s cards (no two of its rank there, no card of
+    its suit a rank away) lies in no spread once drawn, so its kept deadwood is that of
+    discarding it (``hand``'s own) or of keeping it beside the best four-card rest: only the
+    cards near ``hand`` need the whole search.
     """
-    kept = _kept_deadwood(hand | 1 << card)
-    return -float(kept), float((kept < lowest) - (kept > lowest))
+    near = 0
+    rest = hand
+    while rest:
+        card = rest & -rest
+        rest ^= card
+        c = card.bit_length() - 1
+        rank = c % 13
+        if ((hand >> rank) & _RANK_BITS).bit_count() >= 2:
+            near |= _RANK_BITS << rank
+        if rank > 0:
+            near |= card >> 1
+        if rank < 12:
+            near |= card << 1
+    as_is = _deadwood_cached(hand)
+    four = hand_total(hand)  # the least deadwood of ``hand`` less one card
+    rest = hand
+    while rest:
+        card = rest & -rest
+        rest ^= card
+        four = min(four, _deadwood_cached(hand ^ card))
+    return [
+        _kept_deadwood(hand | 1 << c) if near >> c & 1 else min(as_is, four + _CARD_POINTS[c])
+        for c in stock
+    ]
+
+
+_CARD_POINTS = tuple(hand_total(1 << c) for c in range(52))
+"""Each card's points (R-VALUE)."""
 
 
 def draw_regressors(state: MatchState) -> list[dict[int, tuple[float, float]]]:
@@ -359,12 +387,14 @@ def draw_regressors(state: MatchState) -> list[dict[int, tuple[float, float]]]:
 
     The match is played again from its start with its logged actions (a match that began
     mid-hand, or whose log does not replay to its deals, raises ``ValueError``). At each draw
-    from the stock (R-DRAW), with the seat's hand ``H`` and ``v(c)`` one of
-    :func:`_draw_values` for ``H`` and card ``c``: ``v(top) - mean of v(c) over the stock's
-    cards``. Given everything before the draw (every hand, every bot's choices, the cards
-    already drawn) the top card is uniform over the stock, since a deal is a uniform
-    shuffle and nothing shown before reveals the stock's order; so each regressor averages
-    zero whatever the bots do, as the dealt hands' do.
+    from the stock (R-DRAW), with the seat's hand ``H``, each regressor is
+    ``v(top) - mean of v(c) over the stock's cards``, for ``v(c)`` one of ``-k(c)`` and
+    ``lead(c)``: ``k(c)`` is :func:`_kept_deadwood` of ``H`` and ``c``, and ``lead(c)`` is +1
+    if ``k(c)`` is below the lowest deadwood among the other seats dealt in, -1 if above it,
+    0 if equal. Given everything before the draw (every hand, every bot's choices, the cards
+    already drawn) the top card is uniform over the stock, since a deal is a uniform shuffle
+    and nothing shown before reveals the stock's order; so each regressor averages zero
+    whatever the bots do, as the dealt hands' do.
 
     Raises:
         ValueError: the match cannot be replayed from its start.
@@ -385,8 +415,8 @@ def draw_regressors(state: MatchState) -> list[dict[int, tuple[float, float]]]:
             held = replay.hands[seat]
             others = [o for o in range(n) if o != seat and replay.dealt[o]]
             lowest = min(deadwood(replay.hands[o]) for o in others)
-            stock = replay.stock  # the top card is the last
-            values = [_draw_values(held, c, lowest) for c in stock]
+            kept = _kept_after_draws(held, replay.stock)  # the top card is the last
+            values = [(-float(k), float((k < lowest) - (k > lowest))) for k in kept]
             got = values[-1]
             mean = [sum(v[i] for v in values) / len(values) for i in range(2)]
             acc = out[hand_number - 1].get(seat, (0.0, 0.0))

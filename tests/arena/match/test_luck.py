@@ -16,6 +16,8 @@ from arena.match._luck import (
     DRAW_MODEL,
     FEATURE_MEANS,
     DealtHandModel,
+    _kept_after_draws,
+    _kept_deadwood,
     adjusted_placements,
     deadwood,
     dealt_hand_luck,
@@ -244,6 +246,19 @@ def test_a_draws_terms_average_zero_over_every_card_the_stock_could_have_on_top(
     # the least deadwood any card of the stock leaves.
     best = max(stock, key=lambda c: terms[stock.index(c)][0])
     assert parse_cards("3c")[0] == DECK[best]
+
+
+def test_the_kept_deadwood_of_every_draw_is_the_best_discards() -> None:
+    """The short cut for cards that join no spread gives what trying every discard gives."""
+    rng = random.Random(30)
+    for size in (1, 2, 3, 4, 5, 5, 5, 5):
+        for _ in range(150):
+            cards = rng.sample(range(52), 52)
+            hand = sum(1 << c for c in cards[:size])
+            stock = cards[size:]
+            assert [_kept_deadwood(hand | 1 << c) for c in stock] == _kept_after_draws(hand, stock)
+    # 4c 5c 6c is a run (R-RUN); of Kd Kh 9s a king goes, and 10 + 9 points are left.
+    assert 19 == _kept_deadwood(mask_of(parse_cards("4c 5c 6c Kd Kh 9s")))
 
 
 def test_the_draw_term_is_chips_by_the_frozen_model() -> None:
