@@ -221,8 +221,9 @@ class MatchRecord:
     default), recorded and shown, but never counted in the standings. The deal seed is not
     recorded: it is secret (docs/security.md); the replay holds every hand's deck.
 
-    ``luck`` is, per seat, the places its deals were worth (``arena.match._luck.luck_places``,
-    docs/standings.md): ``placements[i] - luck[i]`` is its luck-adjusted placement.
+    ``luck`` is, per seat, the places its deals and stock draws were worth
+    (``arena.match._luck.luck_places``, docs/standings.md): ``placements[i] - luck[i]`` is its
+    luck-adjusted placement; empty where none can be told (a match that began mid-hand).
     """
 
     match_id: str
