@@ -366,12 +366,7 @@ def _kept_after_draws(hand: int, stock: Sequence[int]) -> list[int]:
         if rank < 12:
             near |= card << 1
     as_is = _deadwood_cached(hand)
-    four = hand_total(hand)  # the least deadwood of ``hand`` less one card
-    rest = hand
-    while rest:
-        card = rest & -rest
-        rest ^= card
-        four = min(four, _deadwood_cached(hand ^ card))
+    four = _kept_deadwood(hand)  # the least deadwood of ``hand`` less one card
     return [
         _kept_deadwood(hand | 1 << c) if near >> c & 1 else min(as_is, four + _CARD_POINTS[c])
         for c in stock

@@ -263,7 +263,7 @@ def test_the_kept_deadwood_of_every_draw_is_the_best_discards() -> None:
 
 def test_the_draw_term_is_chips_by_the_frozen_model() -> None:
     """draw_luck: stake * (own . the seat's regressors + others . the mean of the others')."""
-    state = _one_draw(mask_of(parse_cards("3c")).bit_length() - 1)
+    state = _one_draw(parse_cards("3c")[0].index)
     (own,) = draw_regressors(state)[0].values()
     chips = draw_luck(state)[0]
     mine = 10 * sum(a * x for a, x in zip(DRAW_MODEL.own, own, strict=True))
@@ -274,7 +274,7 @@ def test_the_draw_term_is_chips_by_the_frozen_model() -> None:
 
 def test_a_match_whose_log_does_not_replay_has_no_draw_terms() -> None:
     """The draws are found by playing the match again: a log that does not lead there is refused."""
-    state = _one_draw(mask_of(parse_cards("3c")).bit_length() - 1)
+    state = _one_draw(parse_cards("3c")[0].index)
     broken = state.clone()
     broken.log = broken.log[1:]
     with pytest.raises(ValueError, match="replayed"):
