@@ -38,15 +38,17 @@ places its deals were worth, docs/standings.md). For a pair (A, B), over ``n`` s
   ``--delta``), alpha = beta = 0.05, Gaussian with the variance integrated out as the arena's
   test does (``arena.ladder._sprt.sprt_llr``): after set ``k``,
   ``LLR = (k/2) · ln(Σx² / Σ(x - δ)²)``; stop for H1 at ``ln(1/alpha)``, for H0 at
-  ``ln(beta/(1-alpha))`` (``SprtSpec``'s bounds), never before 10 sets. It is simulated by
-  resampling the observed differences with replacement (a fixed ``random.Random``), many runs;
+  ``ln(beta/(1-alpha))`` (``SprtSpec``'s bounds), never before ``MIN_SETS`` (15) sets. It is
+  simulated by resampling the observed differences with replacement (a fixed
+  ``random.Random``), many runs;
   again with the differences centred on zero to count false alarms. Compared with the
   fixed-sample size for the same alpha, beta and δ: ``n = ((z_alpha + z_beta)·sd_diff/δ)²``,
   one-sided ``z`` = 1.645 each.
 
 ``--real-runs R`` plays the sequential test for real instead, ``R`` times each on fresh deck
-seeds (``separation-sprt/<test>/<run>/<set>``), with the arena's own statistic and bounds
-(``arena.ladder._sprt``: ``sprt_llr``, ``SprtSpec``'s alpha = beta = 0.05, 10 to 200 sets), for
+seeds (``separation-sprt/<test>/<run>/<set>``), in mirrored sets as the arena plays them (every
+rotation, then every rotation with A and B swapped), with the arena's own statistic and bounds
+(``arena.ladder._sprt``: ``sprt_llr``, ``SprtSpec``'s alpha = beta = 0.05, 15 to 200 sets), for
 H1 "A better by ``--real-delta``" (default 0.1 places): counter vs greedy at 3 seats (random
 the third bot), and two copies of counter (greedy the third), where every "better" is a false
 positive (``--real-null-only``: the copies alone). It prints ``separation sprt real:`` per
@@ -55,7 +57,12 @@ paired sample at the same alpha, beta and δ, from the raw set differences the r
 ``separation real sets:`` per test (the standard deviations per set of every set the runs
 played, raw and adjusted, and the fixed samples that would separate bots δ apart at 95 %),
 and ``separation sprt false-positive:``.
-Runs go to ``--jobs`` processes.
+``--resample FILE`` plays no match: it resamples the sets a ``--real-sets-out`` FILE holds,
+each test's centred on 0, and prints ``separation sprt resampled:`` per test, the share of
+``--runs`` tests each way that called one bot better at minimums of 10 to 25 sets.
+Runs go to ``--jobs`` processes. ``--real-first F`` numbers the runs from ``F`` (fresh seeds
+after an earlier ``--real-runs F``); ``--real-sets-out FILE`` writes every run's decision and
+per-set differences, raw and adjusted, one JSON line a run.
 
 Every ``n`` is printed in matches (sets x rotations). Prints a header with the sample, then
 per pair one line each starting ``separation raw:``, ``separation adjusted:`` and
@@ -66,6 +73,8 @@ per pair one line each starting ``separation raw:``, ``separation adjusted:`` an
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import math
 import multiprocessing
 import os
@@ -78,7 +87,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.ladder._sprt import SprtDecision, SprtSpec, sprt_llr
+from arena.ladder._sprt import MIN_SETS, SprtDecision, SprtSpec, sprt_llr
 from arena.match._luck import adjusted_placements
 from flipflop import MatchConfig, load_bot, play_match
 
@@ -87,8 +96,6 @@ DEFAULT_SIMULATIONS = 400
 """The search bot's play-outs per decision, as in ``benchmarks/strength.py``."""
 DEFAULT_SETS = 60
 DEFAULT_SEARCH_SETS = 5
-MIN_SETS = 10
-"""The sequential test never stops before this many sets."""
 ALPHA = BETA = 0.05
 Z95 = statistics.NormalDist().inv_cdf(0.975)
 Z_ALPHA = statistics.NormalDist().inv_cdf(1 - ALPHA)
@@ -137,14 +144,21 @@ class Sequential:
     mean_sets_h0: float
 
 
-def play_set(lineup: Sequence[str], seed: str) -> SetValues:
-    """Play ``seed`` once per rotation of ``lineup``; each bot's mean placements over them."""
+def play_set(lineup: Sequence[str], seed: str, *, mirrored: bool = False) -> SetValues:
+    """Play ``seed`` once per rotation of ``lineup``; each bot's mean placements over them.
+
+    ``mirrored``: every rotation again with the first two bots swapped, as the arena's
+    sequential test plays a set (``arena.ladder._sprt._set_plan``).
+    """
     k = len(lineup)
     raw = dict.fromkeys(lineup, 0.0)
     adjusted = dict.fromkeys(lineup, 0.0)
     matches: list[tuple[dict[str, float], dict[str, float]]] = []
-    for r in range(k):
-        seats = [lineup[(i + r) % k] for i in range(k)]
+    lineups = [list(lineup)]
+    if mirrored:
+        lineups.append([lineup[1], lineup[0], *lineup[2:]])
+    n = k * len(lineups)
+    for r, seats in enumerate(x[i:] + x[:i] for x in lineups for i in range(k)):
         bots = [load_bot(BOTS_DIR / name.split("#")[0]) for name in seats]
         state = play_match(bots, MatchConfig(seats=k), seed, strict=True, match_id=f"{seed}/{r}")
         assert state.result is not None
@@ -156,8 +170,8 @@ def play_set(lineup: Sequence[str], seed: str) -> SetValues:
             )
         )
         for s, name in enumerate(seats):
-            raw[name] += state.result.placements[s] / k
-            adjusted[name] += adj[s] / k
+            raw[name] += state.result.placements[s] / n
+            adjusted[name] += adj[s] / n
     return SetValues(raw, adjusted, tuple(matches))
 
 
@@ -167,9 +181,11 @@ def sets_needed(z: float, sd: float, d: float) -> float:
 
 
 def sprt_run(
-    xs: Sequence[float], delta: float, rng: random.Random, cap: int
+    xs: Sequence[float], delta: float, rng: random.Random, cap: int, min_sets: int = MIN_SETS
 ) -> tuple[int, bool | None]:
     """One sequential test on resampled ``xs`` for H1: mean ``delta`` (> 0) against 0.
+
+    Never decided before ``min_sets`` sets (the arena's ``MIN_SETS`` unless told).
 
     Returns:
         The sets used, and True for H1, False for H0, None if cut off at ``cap`` sets.
@@ -183,7 +199,7 @@ def sprt_run(
             k += 1
             total += x
             squares += x * x
-            if k < MIN_SETS:
+            if k < min_sets:
                 continue
             # sprt_llr of the flipped differences, from running sums: (k/2) ln(S(0) / S(delta))
             s0 = max(squares, k * floor)
@@ -251,7 +267,7 @@ def real_run(job: tuple[str, tuple[str, ...], int, float]) -> RealRun:
     raw: list[float] = []
     adjusted: list[float] = []
     while len(adjusted) < spec.max_sets:
-        values = play_set(lineup, f"separation-sprt/{label}/{r}/{len(adjusted)}")
+        values = play_set(lineup, f"separation-sprt/{label}/{r}/{len(adjusted)}", mirrored=True)
         raw.append(values.raw[a] - values.raw[b])
         adjusted.append(values.adjusted[a] - values.adjusted[b])
         if len(adjusted) < spec.min_sets:
@@ -264,8 +280,8 @@ def real_run(job: tuple[str, tuple[str, ...], int, float]) -> RealRun:
     return RealRun(SprtDecision.UNDECIDED.value, tuple(raw), tuple(adjusted))
 
 
-def _labelled_run(job: tuple[str, tuple[str, ...], int, float]) -> tuple[str, RealRun]:
-    return job[0], real_run(job)
+def _labelled_run(job: tuple[str, tuple[str, ...], int, float]) -> tuple[str, int, RealRun]:
+    return job[0], job[2], real_run(job)
 
 
 REAL_TESTS = {
@@ -275,15 +291,37 @@ REAL_TESTS = {
 """The tests ``--real-runs`` plays: a real pair, and two copies of one bot (the null)."""
 
 
-def real_tests(runs: int, delta: float, jobs: int, *, null_only: bool = False) -> list[str]:
-    """``--real-runs``: each test played ``runs`` times (the null's alone: ``null_only``)."""
+def real_tests(
+    runs: int,
+    delta: float,
+    jobs: int,
+    *,
+    null_only: bool = False,
+    first: int = 0,
+    sets_out: Path | None = None,
+) -> list[str]:
+    """``--real-runs``: each test played ``runs`` times (the null's alone: ``null_only``).
+
+    The runs are numbered from ``first`` (their seeds say which). With ``sets_out``, each
+    run's test, number, decision and set differences go there as it ends, a JSON line each.
+    """
     tests = {k: v for k, v in REAL_TESTS.items() if not null_only or "copy" in k}
-    work = [(label, lineup, r, delta) for label, lineup in tests.items() for r in range(runs)]
+    work = [
+        (label, lineup, r, delta)
+        for label, lineup in tests.items()
+        for r in range(first, first + runs)
+    ]
     done: dict[str, list[RealRun]] = {label: [] for label in tests}
     start = time.perf_counter()
-    with multiprocessing.Pool(jobs) as pool:
-        for label, got in pool.imap_unordered(_labelled_run, work):
+    with (
+        multiprocessing.Pool(jobs) as pool,
+        open(os.devnull if sets_out is None else sets_out, "w", encoding="utf-8") as saved,
+    ):
+        for label, r, got in pool.imap_unordered(_labelled_run, work):
             done[label].append(got)
+            line = {"test": label, "run": r, "delta": delta, **dataclasses.asdict(got)}
+            saved.write(json.dumps(line) + "\n")
+            saved.flush()
             print(
                 f"real runs: {sum(map(len, done.values()))}/{len(work)}, "
                 f"{time.perf_counter() - start:.0f} s: {label}: {got.decision} after "
@@ -294,7 +332,7 @@ def real_tests(runs: int, delta: float, jobs: int, *, null_only: bool = False) -
             )
     lines = []
     for label, lineup in tests.items():
-        played, k = done[label], len(lineup)
+        played, k = done[label], 2 * len(lineup)  # matches a mirrored set
         used = sorted(len(g.adjusted) * k for g in played)
         decisions = Counter(g.decision for g in played)
         raw = [x for g in played for x in g.raw]
@@ -303,7 +341,8 @@ def real_tests(runs: int, delta: float, jobs: int, *, null_only: bool = False) -
         fixed_raw = sets_needed(Z_ALPHA + Z_BETA, sd_raw, delta)
         mean_used = statistics.fmean(used)
         lines.append(
-            f"separation sprt real: {label} ({k} seats, {', '.join(lineup)}; δ {delta}, "
+            f"separation sprt real: {label} ({len(lineup)} seats, {', '.join(lineup)}, mirrored "
+            f"sets of {k} matches; δ {delta}, "
             f"alpha = beta = {ALPHA}): {runs} run{'s' if runs != 1 else ''} decided "
             + ", ".join(f"{d} {decisions[d.value]}" for d in SprtDecision)
             + f"; matches used mean {mean_used:.0f}, 95th percentile "
@@ -327,6 +366,56 @@ def real_tests(runs: int, delta: float, jobs: int, *, null_only: bool = False) -
         f"of counter against a copy of itself called it better; alpha {ALPHA})"
     )
     lines.append(f"real runs: {time.perf_counter() - start:.0f} s")
+    return lines
+
+
+RESAMPLED_MINIMA = (10, 15, 20, 25)
+"""The minimums of sets ``--resample`` tries."""
+
+
+def resampled(path: Path, runs: int) -> list[str]:
+    """``--resample FILE``: the SPRT's false positives on the real sets that FILE holds.
+
+    FILE is ``--real-sets-out``'s. Each test's adjusted set differences, pooled over its runs,
+    are centred on 0: a null of exactly their shape. Resampled with replacement, the arena's
+    test (its bounds, its ``max_sets``, each run's delta) is played ``runs`` times each way
+    ("A better" and "B better" called) at each minimum of :data:`RESAMPLED_MINIMA`.
+    """
+    pools: dict[str, list[float]] = {}
+    deltas: dict[str, float] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        run = json.loads(line)
+        pools.setdefault(run["test"], []).extend(run["adjusted"])
+        deltas[run["test"]] = run["delta"]
+    lines = []
+    start = time.perf_counter()
+    for label, xs in pools.items():
+        centre, sd = statistics.fmean(xs), statistics.stdev(xs)
+        centred = [x - centre for x in xs]
+        skew = statistics.fmean(x**3 for x in centred) / sd**3
+        kurtosis = statistics.fmean(x**4 for x in centred) / sd**4
+        cap = SprtSpec("a", "b").max_sets
+        found = []
+        for minimum in RESAMPLED_MINIMA:
+            said, used = [], []
+            for way, sign in (("A", -1.0), ("B", 1.0)):  # sprt_run's H1 is a mean of +delta
+                pool = [sign * x for x in centred]
+                rng = random.Random(f"{label}/{minimum}/{way}")
+                got = [sprt_run(pool, deltas[label], rng, cap, minimum) for _ in range(runs)]
+                said.append(sum(v is True for _, v in got) / runs)
+                used.append(statistics.fmean(k for k, _ in got))
+                progress(f"resampled: {label}, at least {minimum} sets, {way} better", start)
+            found.append(
+                f"at least {minimum} sets: A called better {said[0]:.2%}, B {said[1]:.2%}, "
+                f"mean sets {statistics.fmean(used):.1f}"
+            )
+        lines.append(
+            f"separation sprt resampled: {label}: {len(xs):,} real sets centred on 0 (mean "
+            f"was {centre:+.4f}; sd {sd:.3f}, skewness {skew:+.3f}, kurtosis {kurtosis:.2f}); "
+            f"δ {deltas[label]}, alpha = beta = {ALPHA}, at most {cap} sets, {runs:,} tests "
+            "each way: " + "; ".join(found)
+        )
+    print(file=sys.stderr)
     return lines
 
 
@@ -446,14 +535,47 @@ def main() -> None:
         help="play only the two copies of one bot (the false-positive rate)",
     )
     parser.add_argument(
+        "--real-first",
+        type=int,
+        default=0,
+        metavar="F",
+        help="number the real runs from F, for seeds no earlier run played (default 0)",
+    )
+    parser.add_argument(
+        "--real-sets-out",
+        type=Path,
+        metavar="FILE",
+        help="write each real run's decision and set differences to FILE (JSON lines)",
+    )
+    parser.add_argument(
+        "--resample",
+        type=Path,
+        metavar="FILE",
+        help="instead of playing, the false positives of the SPRT on the real sets of FILE "
+        "(written by --real-sets-out), centred on 0 and resampled --runs times each way",
+    )
+    parser.add_argument(
         "--jobs", type=int, default=2, help="processes for the real runs (default 2)"
     )
     args = parser.parse_args()
+    if args.resample is not None:
+        if args.runs < 1:
+            parser.error("--runs must be positive")
+        for line in resampled(args.resample, args.runs):
+            print(line)
+        return
     if args.real_runs is not None:
         if args.real_runs < 1 or args.real_delta <= 0 or args.jobs < 1:
             parser.error("--real-runs, --real-delta and --jobs must be positive")
+        if args.real_first < 0:
+            parser.error("--real-first must not be negative")
         for line in real_tests(
-            args.real_runs, args.real_delta, args.jobs, null_only=args.real_null_only
+            args.real_runs,
+            args.real_delta,
+            args.jobs,
+            null_only=args.real_null_only,
+            first=args.real_first,
+            sets_out=args.real_sets_out,
         ):
             print(line)
         return

@@ -31,7 +31,14 @@ from arena.executors import PlannedMatch
 from arena.ladder._bundled import bundled_bots, resolve_bot
 from arena.ladder._ladder import LadderResult, LadderSpec, install_interrupt, read_saved, run_ladder
 from arena.ladder._plan import plan_spread
-from arena.ladder._sprt import SprtDecision, SprtResult, SprtSpec, run_sprt, saved_sprt
+from arena.ladder._sprt import (
+    MIN_SETS,
+    SprtDecision,
+    SprtResult,
+    SprtSpec,
+    run_sprt,
+    saved_sprt,
+)
 from arena.match._runner import TimeControl
 from arena.sandbox import Sandbox, SandboxLimits, choose_sandbox
 from flipflop import MatchConfig
@@ -180,8 +187,9 @@ def _given(ctx: click.Context, name: str) -> bool:
     metavar="A B",
     default=None,
     help="Instead of a ladder, a sequential test: play duplicate sets of bots A and B with "
-    "the other BOTS in turn until A is shown better than B by at least --delta places "
-    "(luck-adjusted, paired by set), or not, at 5%% error rates each way (docs/standings.md).",
+    "the other BOTS in turn (every seat rotation, with A and B in both orders; at least 15 "
+    "sets) until A is shown better than B by at least --delta places "
+    "(luck-adjusted, paired by set), or not, at 5 % error rates each way (docs/standings.md).",
 )
 @click.option(
     "--delta",
@@ -192,7 +200,7 @@ def _given(ctx: click.Context, name: str) -> bool:
 )
 @click.option(
     "--max-sets",
-    type=click.IntRange(min=10),
+    type=click.IntRange(min=MIN_SETS),
     default=200,
     show_default=True,
     help="With --sprt: the most duplicate sets to play before stopping undecided.",
@@ -314,6 +322,10 @@ def run(
                 )
             elif saved_test is None and test is not None:
                 raise PlanError(f"--resume: {out} holds a ladder, not a sequential test")
+            elif saved_test is not None and test is not None:  # a test keeps its own sets
+                test = dataclasses.replace(
+                    test, min_sets=saved_test.min_sets, mirrored=saved_test.mirrored
+                )
         if test is not None:
             try:
                 test.check(spec)
@@ -478,8 +490,9 @@ def _run_sprt(
     err.print(f"[bold]sandbox:[/] {box.isolation}", soft_wrap=True)
     err.print(
         f"sequential test: is {test.a} better than {test.b} by at least {test.delta:g} places? "
-        f"duplicate sets of {spec.table_size} matches, at least {test.min_sets}, at most "
-        f"{test.max_sets}; writing to {out}/",
+        f"duplicate sets of {spec.table_size * (2 if test.mirrored else 1)} matches"
+        f"{' (every seat rotation, in both orders of the two)' if test.mirrored else ''}, "
+        f"at least {test.min_sets}, at most {test.max_sets}; writing to {out}/",
         markup=False,
         soft_wrap=True,
     )

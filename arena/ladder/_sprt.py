@@ -1,7 +1,8 @@
 """A sequential test between two bots: duplicate sets until one is shown better, or not.
 
-``arena run A B C … --sprt A B --delta D`` plays **duplicate sets** (one deck seed, every
-rotation of the seats) of A, B and ``table_size - 2`` of the other bots in turn, and after
+``arena run A B C … --sprt A B --delta D`` plays **mirrored duplicate sets** (one deck seed,
+every rotation of the seats, then every rotation again with A and B swapped: ``2 x table_size``
+matches) of A, B and ``table_size - 2`` of the other bots in turn, and after
 each set updates Wald's sequential probability ratio test (SPRT) on the set's **paired,
 luck-adjusted** difference ``x = mean over the set's matches of (A's adjusted place - B's)``
 (docs/standings.md; lower places are better):
@@ -15,8 +16,15 @@ luck-adjusted** difference ``x = mean over the set's matches of (A's adjusted pl
   D), the test decides "A better" once ``LLR >= ln(1 / alpha)`` (a likelihood ratio under
   H0 ever reaches ``1 / alpha`` with probability at most ``alpha``, Ville's inequality, where
   Wald's ``(1 - beta) / alpha`` promises only ``alpha / (1 - beta)``), "not better" once
-  ``LLR <= ln(beta / (1 - alpha))`` (Wald's), never before ``min_sets`` sets (the variance
-  estimate needs them), and stops "undecided" after ``max_sets``.
+  ``LLR <= ln(beta / (1 - alpha))`` (Wald's), never before ``min_sets`` sets (:data:`MIN_SETS`:
+  the variance estimate needs them), and stops "undecided" after ``max_sets``.
+
+Why mirrored: with rotations alone, B sits in the seat after A's at every table of the test.
+That order is worth places: over 3,085 sets of counter against a copy of itself (3 seats,
+greedy the third bot), the copy seated first was 0.030 places a set better, adjusted (standard
+error 0.007; raw 0.036), and the test (then never before 20 such sets) called it better in
+5 of 56 runs. Swapping A and B on the same decks makes the two orders count equally, so two
+copies are exactly even.
 
 Everything else is a ladder's (``arena.ladder._ladder``): bots kept up between matches, the run
 directory and its secret deal key, ``matches.jsonl`` and replays, the standings of what was
@@ -59,7 +67,28 @@ from arena.ladder._records import iter_latest_records, tally_results
 from arena.ladder._standings import write_standings
 from arena.sandbox import Sandbox
 
-__all__ = ["SprtDecision", "SprtResult", "SprtSpec", "run_sprt", "saved_sprt", "sprt_llr"]
+__all__ = [
+    "MIN_SETS",
+    "SprtDecision",
+    "SprtResult",
+    "SprtSpec",
+    "run_sprt",
+    "saved_sprt",
+    "sprt_llr",
+]
+
+
+MIN_SETS = 15
+"""The sets a test plays before it may decide: 15 mirrored sets, 90 matches at 3 seats.
+
+Real sets are skewed and heavier-tailed than a Gaussian, and a few sets' variance is then too
+often an underestimate. Resampled with their mean taken out (``python benchmarks/separation.py
+--resample``, 40,000 tests each way), the sets of counter against greedy called one of them
+better in 5.20 % of tests free to stop at 10 sets, 4.55 % at 15, 4.15 % at 20 (alpha 5 %;
+381 mirrored sets; 2,913 sets of rotations alone: 5.15, 4.72 and 4.20 %). 15 is the least of
+these under alpha for both; ``test_sprt.py`` holds the sets. It costs the pairs far apart
+most: greedy against random is decided at 15 sets where 10 would have done with 12 and 13.
+"""
 
 
 class SprtDecision(StrEnum):
@@ -82,8 +111,10 @@ class SprtSpec:
     delta: float = 0.1
     alpha: float = 0.05
     beta: float = 0.05
-    min_sets: int = 10
+    min_sets: int = MIN_SETS
     max_sets: int = 200
+    mirrored: bool = True
+    """Each set seats A and B in both orders (:func:`_set_plan`); False for tests saved before."""
 
     @property
     def upper(self) -> float:
@@ -154,7 +185,8 @@ def sprt_llr(diffs: Sequence[float], delta: float) -> float:
     estimate after a few sets makes a large ratio: the sample variance called a bot better
     than an exact copy of itself in 7.3 % of simulated tests at alpha 5 %, Student's t's
     variance in 5.4 % (``test_sprt.py``); integrated, with the bound at ``ln(1 / alpha)``,
-    4.3 to 5.0 % at every ratio of sd to ``delta`` tried (docs/standings.md).
+    4.3 to 5.0 % at every ratio of sd to ``delta`` tried with a 10-set minimum, 3.0 to 4.5 %
+    with a 20-set minimum (docs/standings.md); on real sets, which are skewed, :data:`MIN_SETS`.
     Each sum is floored at ``n`` thousandths of ``delta²``, so that differences that are all
     0 (or all ``-delta``) do not divide by zero; 0 with fewer than two sets.
     """
@@ -168,15 +200,21 @@ def sprt_llr(diffs: Sequence[float], delta: float) -> float:
 
 
 def _set_plan(spec: LadderSpec, sprt: SprtSpec, s: int) -> list[PlannedMatch]:
-    """Set ``s``: A, B and the next of the other bots in turn, every seat rotation."""
+    """Set ``s``: A, B and the next of the other bots in turn, every seat rotation.
+
+    Mirrored (``sprt.mirrored``), every rotation again with A and B swapped, on the same
+    decks: rotations alone keep B in the seat after A's at every table, and that order is
+    worth places (module docstring).
+    """
     field = [b.name for b in spec.bots if b.name not in (sprt.a, sprt.b)]
     k = spec.table_size
     others = [field[(s * (k - 2) + i) % len(field)] for i in range(k - 2)]
-    lineup = [sprt.a, sprt.b, *others]
-    return [
-        PlannedMatch(s * k + r, f"m{s * k + r:05d}", s, tuple(lineup[r:] + lineup[:r]))
-        for r in range(k)
-    ]
+    lineups = [[sprt.a, sprt.b, *others]]
+    if sprt.mirrored:
+        lineups.append([sprt.b, sprt.a, *others])
+    seatings = [tuple(x[r:] + x[:r]) for x in lineups for r in range(k)]
+    n = len(seatings)
+    return [PlannedMatch(s * n + j, f"m{s * n + j:05d}", s, x) for j, x in enumerate(seatings)]
 
 
 def _set_diff(records: Sequence[dict[str, Any]], sprt: SprtSpec) -> float | None:
@@ -202,7 +240,8 @@ def saved_sprt(out: Path) -> SprtSpec | None:
     try:
         meta = json.loads((out / "ladder.json").read_text(encoding="utf-8"))
         saved = meta.get("sprt")
-        return None if saved is None else SprtSpec(**saved)
+        # A test saved before mirrored sets existed played rotations alone.
+        return None if saved is None else SprtSpec(**{"mirrored": False, **saved})
     except FileNotFoundError:
         return None
     except (OSError, json.JSONDecodeError, AttributeError, TypeError) as e:
