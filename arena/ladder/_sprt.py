@@ -20,10 +20,10 @@ luck-adjusted** difference ``x = mean over the set's matches of (A's adjusted pl
   the variance estimate needs them), and stops "undecided" after ``max_sets``.
 
 Why mirrored: with rotations alone, B sits in the seat after A's at every table of the test.
-That order is worth places: over 3,085 sets of counter against a copy of itself (3 seats,
+That order is worth places: over 3,228 sets of counter against a copy of itself (3 seats,
 greedy the third bot), the copy seated first was 0.030 places a set better, adjusted (standard
 error 0.007; raw 0.036), and the test (then never before 20 such sets) called it better in
-5 of 56 runs. Swapping A and B on the same decks makes the two orders count equally, so two
+5 of 58 runs. Swapping A and B on the same decks makes the two orders count equally, so two
 copies are exactly even.
 
 Everything else is a ladder's (``arena.ladder._ladder``): bots kept up between matches, the run
