@@ -81,6 +81,15 @@ def _can_unshare_net() -> bool:
     return False
 
 
+_COPYING_OR_FORKING = threading.Lock()
+"""Held while a bot's files are copied and while a bot's process is forked and exec'd.
+
+A child forked while another thread has a bot's binary open for writing holds that file open
+until it execs, and the bot's own exec then fails with ETXTBSY ("Text file busy": a Go bot's
+start in a CI run). With the lock no start forks while a copy writes.
+"""
+
+
 def _setpriv(uid: int) -> list[str]:
     return [
         "setpriv",
@@ -492,7 +501,8 @@ class ProcessSandbox:
             workdir.mkdir(parents=True, exist_ok=True)
             code = workdir / "bot"
             shutil.rmtree(code, ignore_errors=True)
-            shutil.copytree(bot.path, code, ignore=shutil.ignore_patterns("__pycache__", ".*"))
+            with _COPYING_OR_FORKING:
+                shutil.copytree(bot.path, code, ignore=shutil.ignore_patterns("__pycache__", ".*"))
             tmp = workdir / "tmp"
             sock_dir = workdir / "sock"
             for d in (tmp, sock_dir):
@@ -526,15 +536,16 @@ class ProcessSandbox:
             except OSError as e:
                 raise SandboxError(f"{bot.name}: cannot make its cgroup: {e}") from e
         try:
-            proc = subprocess.Popen(
-                self._command(bot, sock, uid_or_none, cgroup),
-                cwd=code,
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+            with _COPYING_OR_FORKING:  # Popen returns once the child has exec'd
+                proc = subprocess.Popen(
+                    self._command(bot, sock, uid_or_none, cgroup),
+                    cwd=code,
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
         except OSError as e:
             if cgroup is not None:
                 cgroup.remove()

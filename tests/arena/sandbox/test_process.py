@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -143,3 +144,46 @@ def test_watchdog_kills_bots_of_a_killed_arena(workdir: Path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_bots_started_at_once_never_find_their_binary_busy(tmp_path: Path) -> None:
+    """Eight threads start a 10 MB binary bot 15 times each: every start runs it.
+
+    A child forked by one start while another thread copied a binary held the copy open for
+    writing until it exec'd, and that bot's exec failed with ETXTBSY ("Text file busy", exit
+    126: a Go bot in a CI run). A plain script of the same pattern (copy, then Popen, in 8
+    threads) hit it in 4 of 120 starts on our 2 cores, and in none with the lock that now
+    guards copies and forks. Through the sandbox's own start this test did not catch it with
+    the lock taken out (5 runs of 120 and 240 starts): a guard that concurrent starts all
+    run, not yet a reproduction.
+    """
+    true = shutil.which("true")
+    assert true is not None
+    bot = tmp_path / "binary-bot"
+    bot.mkdir()
+    # An ELF with 10 MB after it still runs: `true` ignores the --listen it is given.
+    (bot / "bot").write_bytes(Path(true).read_bytes() + bytes(10 * 1024 * 1024))
+    (bot / "bot").chmod(0o755)
+    (bot / "bot.toml").write_text('name = "binary-bot"\nversion = "1.0.0"\ncommand = ["./bot"]\n')
+    manifest = read_manifest(bot)
+    sandbox = ProcessSandbox(SandboxLimits())
+    codes: list[int | None] = []
+    errors: list[str] = []
+
+    def starts(i: int) -> None:
+        for j in range(15):
+            try:
+                started = sandbox.start(manifest, tmp_path / f"w{i}-{j}", f"busy-{i}-{j}")
+            except Exception as e:  # the test reports every way a start failed
+                errors.append(str(e))
+                continue
+            codes.append(started.proc.wait(timeout=60))
+            started.stop()
+
+    threads = [threading.Thread(target=starts, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [] == errors
+    assert [0] * 120 == codes
