@@ -152,7 +152,10 @@ def _given(ctx: click.Context, name: str) -> bool:
     "--duplicate/--no-duplicate",
     default=True,
     show_default=True,
-    help="Replay each deck with the seats rotated, to take luck out of the comparison.",
+    help=(
+        "Replay each deck with the seats rotated, to take luck out of the comparison; each "
+        "group seated one way or the other, so that every two bots sit in both orders."
+    ),
 )
 @click.option(
     "--prestart/--no-prestart",
@@ -279,6 +282,7 @@ def run(
                 seed=seed if _given(ctx, "seed") else saved.seed,
                 duplicate=duplicate if _given(ctx, "duplicate") else saved.duplicate,
                 owners_apart=owners_apart if _given(ctx, "owners_apart") else saved.owners_apart,
+                both_orders=saved.both_orders,  # the plan it was started with
                 stake=stake if _given(ctx, "stake") else saved.stake,
                 bankroll=bankroll if _given(ctx, "bankroll") else saved.bankroll,
                 hand_cap=(hand_cap or None) if _given(ctx, "hand_cap") else saved.hand_cap,

@@ -45,7 +45,7 @@ from typing import TypeVar
 
 from arena._errors import PlanError
 from arena.executors import PlannedMatch
-from arena.ladder._plan import _ATTEMPTS, _Balanced, plan_ladder
+from arena.ladder._plan import _ATTEMPTS, _Balanced, _oriented, plan_ladder
 from arena.ladder._standings import BotStanding, MatchOutcome, compute_standings
 
 _T = TypeVar("_T")
@@ -168,7 +168,8 @@ def final_rounds(
     covers every possible table gets them all, listed in lexicographic order: the first entry
     sits at all the first tables, and no order of them all keeps the balance in general. Such
     a plan is replaced by one of as many groups from ``plan_ladder``'s balanced chooser (the
-    tables it would choose for a smaller budget, continued; owners kept apart likewise).
+    tables it would choose for a smaller budget, continued; owners kept apart likewise), its
+    groups seated in both orders as ``plan_ladder`` seats them (``_plan._oriented``).
 
     A pure function: the same arguments give the same rounds.
 
@@ -188,7 +189,9 @@ def final_rounds(
     )
     tables = [m.bots for m in plan if m.index % table_size == 0]  # each group's first seating
     if not _balanced(tables, entries):
-        plan = _rotations(_chosen_tables(entries, table_size, len(tables), seed, owners or {}))
+        plan = _rotations(
+            _oriented(_chosen_tables(entries, table_size, len(tables), seed, owners or {}))
+        )
     groups = [plan[i : i + table_size] for i in range(0, len(plan), table_size)]
     return [[m for g in r for m in g] for r in near_equal_rounds(groups, rule.looks)]
 

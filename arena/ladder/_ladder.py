@@ -91,6 +91,9 @@ class LadderSpec:
     duplicate: bool = True
     owners_apart: bool = False
     """No two bots of one ``author`` at a table (the league's rule; docs/security.md)."""
+    both_orders: bool = True
+    """Groups seated so that each two bots sit in both orders (``plan_ladder``); False only
+    for a run saved before 2026-12-08, which resumes with the plan it was started with."""
     stake: int = _MATCH_DEFAULTS.stake
     bankroll: int = _MATCH_DEFAULTS.bankroll
     hand_cap: int | None = _MATCH_DEFAULTS.hand_cap
@@ -116,6 +119,7 @@ class LadderSpec:
             seed=tables,
             duplicate=self.duplicate,
             owners={b.name: b.author for b in self.bots if b.author} if self.owners_apart else None,
+            both_orders=self.both_orders,
         )
 
     def identity(self) -> dict[str, Any]:
@@ -132,6 +136,8 @@ class LadderSpec:
             "clock": dataclasses.asdict(self.clock),
             # Only when set, so that a run saved before the option existed still resumes.
             **({"owners_apart": True} if self.owners_apart else {}),
+            # Saved by every run since it existed: a run saved without it keeps one order.
+            **({"both_orders": True} if self.both_orders else {}),
         }
 
     @classmethod
@@ -156,6 +162,7 @@ class LadderSpec:
                 seed=saved["seed"],
                 duplicate=bool(saved["duplicate"]),
                 owners_apart=bool(saved.get("owners_apart", False)),
+                both_orders=bool(saved.get("both_orders", False)),
                 stake=int(config["stake"]),
                 bankroll=int(config["bankroll"]),
                 hand_cap=config["hand_cap"],

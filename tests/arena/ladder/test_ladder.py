@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from arena.cli import main
 from arena.ladder._ladder import LadderSpec, run_ladder
 from arena.match._luck import luck_places
 from arena.sandbox import ProcessSandbox
@@ -70,3 +72,38 @@ def test_records_carry_luck_and_the_standings_an_adjusted_place(tmp_path: Path) 
         means = [sum(v) / len(v) for v in sets.values()]
         assert standings[bot]["sets"] == len(means) == 2
         assert standings[bot]["adjusted_place"] == pytest.approx(sum(means) / len(means))
+
+
+@pytest.mark.slow
+def test_a_run_saved_with_one_seat_order_resumes_with_its_own_plan(tmp_path: Path) -> None:
+    """A ladder saved before both seat orders existed keeps one order when resumed.
+
+    Its second group is cut after one match, then ``arena run --resume`` plays the rest: the
+    group's other rotations must seat the bots in the order its first match did, or the group
+    would no longer put every bot in every seat with its deal. A new run of the same options
+    seats its second group the other way (``plan_ladder``'s ``both_orders``).
+    """
+    bots = tuple(read_manifest(ROOT / "bots" / n) for n in ("random", "greedy", "counter"))
+    old = LadderSpec(bots=bots, matches=6, table_size=3, seed=42, hand_cap=40, both_orders=False)
+    out = tmp_path / "old"
+    run_ladder(old, out, sandbox=ProcessSandbox(), jobs=1)
+    saved = json.loads((out / "ladder.json").read_text())
+    assert "both_orders" not in saved["identity"]  # as runs were saved before it existed
+    lines = (out / "matches.jsonl").read_text().splitlines(keepends=True)
+    (out / "matches.jsonl").write_text("".join(lines[:4]))
+
+    result = CliRunner(env={"ARENA_PROGRESS": None}).invoke(
+        main, ["run", "--out", str(out), "--resume", "--sandbox", "process", "--jobs", "1"]
+    )
+
+    assert 0 == result.exit_code, result.output
+    records = {
+        r["match_id"]: r for r in map(json.loads, (out / "matches.jsonl").read_text().splitlines())
+    }
+    seatings = [tuple(records[f"m{i:05d}"]["bots"]) for i in range(6)]
+    first = seatings[0]
+    assert 2 * [first[r:] + first[:r] for r in range(3)] == seatings
+    new = LadderSpec(bots=bots, matches=6, table_size=3, seed=42, hand_cap=40)
+    plan = new.plan(new.deal_key())
+    assert [first[::-1][r:] + first[::-1][:r] for r in range(3)] == [p.bots for p in plan[3:]]
+    assert new.identity()["both_orders"] is True
