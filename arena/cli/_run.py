@@ -38,6 +38,7 @@ from arena.ladder._sprt import (
     SprtSpec,
     run_sprt,
     saved_sprt,
+    set_matches,
 )
 from arena.match._runner import TimeControl
 from arena.sandbox import Sandbox, SandboxLimits, choose_sandbox
@@ -494,7 +495,7 @@ def _run_sprt(
     err.print(f"[bold]sandbox:[/] {box.isolation}", soft_wrap=True)
     err.print(
         f"sequential test: is {test.a} better than {test.b} by at least {test.delta:g} places? "
-        f"duplicate sets of {spec.table_size * (2 if test.mirrored else 1)} matches"
+        f"duplicate sets of {set_matches(spec, test)} matches"
         f"{' (every seat rotation, in both orders of the two)' if test.mirrored else ''}, "
         f"at least {test.min_sets}, at most {test.max_sets}; writing to {out}/",
         markup=False,

@@ -74,6 +74,7 @@ __all__ = [
     "SprtSpec",
     "run_sprt",
     "saved_sprt",
+    "set_matches",
     "sprt_llr",
 ]
 
@@ -215,6 +216,11 @@ def _set_plan(spec: LadderSpec, sprt: SprtSpec, s: int) -> list[PlannedMatch]:
     seatings = [tuple(x[r:] + x[:r]) for x in lineups for r in range(k)]
     n = len(seatings)
     return [PlannedMatch(s * n + j, f"m{s * n + j:05d}", s, x) for j, x in enumerate(seatings)]
+
+
+def set_matches(spec: LadderSpec, sprt: SprtSpec) -> int:
+    """The matches of one of the test's sets (``_set_plan``'s)."""
+    return len(_set_plan(spec, sprt, 0))
 
 
 def _set_diff(records: Sequence[dict[str, Any]], sprt: SprtSpec) -> float | None:
