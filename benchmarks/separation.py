@@ -1,12 +1,15 @@
 """How many matches it takes to tell two bots apart: raw placement, adjusted, sequential test.
 
-Run: ``python benchmarks/separation.py [--sets N] [--search-sets N] [--seed S] [--no-search]``,
+Run: ``python benchmarks/separation.py [--sets N] [--search-sets N] [--seed S] [--no-search]
+[--jobs J]``,
 or ``python benchmarks/separation.py --real-runs R [--real-delta D] [--jobs J]``.
 
-The bundled bots play in-process, one process, in duplicate sets: each deck seed is played
-once per rotation of the line-up, so every bot takes every seat with the same decks (as
-``benchmarks/strength.py``). Two samples, because the search bot is slow (about 12 s a
-4-seat match on our loaded 2-core machine, against well under 1 s a 3-seat match without it):
+The bundled bots play in-process, in ``--jobs`` processes, in duplicate sets: each deck seed
+is played once per rotation of the line-up, so every bot takes every seat with the same decks
+(as ``benchmarks/strength.py``), and every odd-numbered seed with the line-up reversed, as a
+ladder seats its groups one way or the other (``plan_ladder``'s ``both_orders``). Two samples,
+because the search bot is slow (about 12 s a 4-seat match on our loaded 2-core machine,
+against well under 1 s a 3-seat match without it):
 
 - ``--sets`` sets (seeds ``separation-3/<i>``) at 3-seat tables of random, greedy and counter:
   counter vs greedy;
@@ -173,6 +176,32 @@ def play_set(lineup: Sequence[str], seed: str, *, mirrored: bool = False) -> Set
             raw[name] += state.result.placements[s] / n
             adjusted[name] += adj[s] / n
     return SetValues(raw, adjusted, tuple(matches))
+
+
+def _ladder_set(job: tuple[tuple[str, ...], str, bool]) -> SetValues:
+    """A set as a ladder's group: the line-up's rotations, the line-up reversed if asked.
+
+    ``plan_ladder`` seats each group one way or the other (``both_orders``), so the fixed
+    samples alternate: every odd-numbered seed plays the line-up reversed.
+    """
+    lineup, seed, reverse = job
+    return play_set(lineup[::-1] if reverse else lineup, seed)
+
+
+def variance_ratio_interval(
+    raw: Sequence[float], adjusted: Sequence[float], rounds: int = 2000
+) -> tuple[float, float]:
+    """95 % interval of ``var(raw) / var(adjusted)``, the sets resampled in pairs."""
+    rng = random.Random(len(raw))
+    n = len(raw)
+    got = []
+    for _ in range(rounds):
+        pick = [rng.randrange(n) for _ in range(n)]
+        a = statistics.pvariance([raw[i] for i in pick])
+        b = statistics.pvariance([adjusted[i] for i in pick])
+        got.append(a / b if b else math.inf)
+    got.sort()
+    return got[int(0.025 * rounds)], got[int(0.975 * rounds) - 1]
 
 
 def sets_needed(z: float, sd: float, d: float) -> float:
@@ -352,10 +381,12 @@ def real_tests(
             f"sample at the same alpha, beta, δ {matches(fixed_raw, k)} matches "
             f"(raw fixed / SPRT {ratio(math.ceil(fixed_raw) * k, mean_used)})"
         )
+        low, high = variance_ratio_interval(raw, adjusted)
         lines.append(
             f"separation real sets: {label}: {len(raw)} sets played by the runs; sd per set raw "
             f"{sd_raw:.3f}, adjusted {sd_adj:.3f} (variance {ratio(sd_raw**2, sd_adj**2)} "
-            f"lower); fixed sample to separate bots {delta} places apart at 95 %: raw paired "
+            f"lower; 95 % by resampling the sets {low:.2f} to {high:.2f}); fixed sample "
+            f"to separate bots {delta} places apart at 95 %: raw paired "
             f"{matches(sets_needed(Z95, sd_raw, delta), k)}, adjusted paired "
             f"{matches(sets_needed(Z95, sd_adj, delta), k)} matches"
         )
@@ -458,10 +489,12 @@ def report(
     fixed_raw = sets_needed(Z_ALPHA + Z_BETA, sd_raw, seq.delta)
     fixed_adj = sets_needed(Z_ALPHA + Z_BETA, sd_adj, seq.delta)
     pair = f"{a} vs {b} ({sample})"
+    low, high = variance_ratio_interval(raw, adj)
     return [
         f"{pair}: d (A - B, places, lower is better) raw {d_raw:+.3f}, adjusted {d_adj:+.3f}; "
         f"sd per set {a} {sd_a:.3f}, {b} {sd_b:.3f}; sd of differences raw {sd_raw:.3f}, "
-        f"adjusted {sd_adj:.3f} (variance {ratio(sd_raw**2, sd_adj**2)} lower)",
+        f"adjusted {sd_adj:.3f} (variance {ratio(sd_raw**2, sd_adj**2)} lower; 95 % by "
+        f"resampling the sets {low:.2f} to {high:.2f})",
         f"separation raw: {pair}: overlap rule {matches(overlap, rotations)} matches, "
         f"paired {matches(paired, rotations)} matches (95 %, d {d_raw:+.3f}); "
         f"paired by match (the issue's study's unit: as if every match had its own deal) "
@@ -554,9 +587,7 @@ def main() -> None:
         help="instead of playing, the false positives of the SPRT on the real sets of FILE "
         "(written by --real-sets-out), centred on 0 and resampled --runs times each way",
     )
-    parser.add_argument(
-        "--jobs", type=int, default=2, help="processes for the real runs (default 2)"
-    )
+    parser.add_argument("--jobs", type=int, default=2, help="processes to play in (default 2)")
     args = parser.parse_args()
     if args.resample is not None:
         if args.runs < 1:
@@ -581,6 +612,8 @@ def main() -> None:
         return
     if args.sets < 2 or (args.search_sets < 2 and not args.no_search):
         parser.error("--sets and --search-sets must be at least 2")
+    if args.jobs < 1:
+        parser.error("--jobs must be positive")
     if args.simulations < 1:
         parser.error("--simulations must be positive")
     if args.delta is not None and args.delta <= 0:
@@ -601,13 +634,18 @@ def main() -> None:
         )
     start = time.perf_counter()
     played: list[list[SetValues]] = []
-    for sample in samples:
-        values: list[SetValues] = []
-        for seed in sample.seeds(args.seed):
-            values.append(play_set(sample.lineup, seed))
-            progress(f"{sample.name}: {len(values)}/{sample.sets} sets", start)
-        print(file=sys.stderr)
-        played.append(values)
+    with multiprocessing.Pool(args.jobs) as pool:  # the environment above is inherited
+        for sample in samples:
+            values: list[SetValues] = []
+            jobs = [
+                (sample.lineup, seed, (args.seed + i) % 2 == 1)
+                for i, seed in enumerate(sample.seeds(args.seed))
+            ]
+            for got in pool.imap(_ladder_set, jobs):
+                values.append(got)
+                progress(f"{sample.name}: {len(values)}/{sample.sets} sets", start)
+            print(file=sys.stderr)
+            played.append(values)
     play_seconds = time.perf_counter() - start
 
     for sample in samples:
