@@ -357,9 +357,10 @@ def _oriented(tables: Iterable[tuple[str, ...]]) -> list[tuple[str, ...]]:
     whole group. Reversing a seating reverses every such "x right before y". Each table in
     turn takes the way that leans against the counts so far (the sum over its neighbours of
     times x sat right before y, less times y sat right before x), its listed order on a tie.
-    So the one table of a ladder of three bots at tables of 3 alternates, and a whole
-    round-robin played twice is played once each way; in balanced selections no pair sat one
-    way more than 4 times more than the other in the plans measured (``test_plan.py``).
+    So the one table of a ladder of three bots at tables of 3 alternates. In the plans
+    measured (``test_plan.py``) round-robins played again and again left no pair leaning
+    either way, and in balanced selections no pair sat one way in more than 4 groups more
+    than the other.
     Memory: a count per ordered pair that has sat side by side, at most ``k`` per table.
     """
     before: Counter[tuple[str, str]] = Counter()
