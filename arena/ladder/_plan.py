@@ -369,9 +369,12 @@ def _oriented(tables: Iterable[tuple[str, ...]]) -> list[tuple[str, ...]]:
         k = len(table)
         ahead = [(table[i], table[(i + 1) % k]) for i in range(k)]
         lean = sum(before[a, b] - before[b, a] for a, b in ahead)
-        seating = table if lean <= 0 else table[::-1]
-        before.update((seating[i], seating[(i + 1) % k]) for i in range(k))
-        out.append(seating)
+        if lean <= 0:
+            before.update(ahead)
+            out.append(table)
+        else:  # reversed, every "x right before y" becomes "y right before x"
+            before.update((b, a) for a, b in ahead)
+            out.append(table[::-1])
     return out
 
 
